@@ -1,0 +1,82 @@
+"""The single entry point. Hook subcommands go straight to ralph.hook (the hot
+path); every other command is imported only when asked for, so a hook call pays
+for nothing it does not use (no argparse, no loop code)."""
+from __future__ import annotations
+
+import sys
+
+# subcommand -> the Claude Code event it handles; the event names are aliases.
+HOOK_SUBCOMMANDS = {
+    "pre-tool": "PreToolUse",
+    "post-tool": "PostToolUse",
+    "post-tool-failure": "PostToolUseFailure",
+    "prompt": "UserPromptSubmit",
+    "stop": "Stop",
+    # `ralph hook` trusts the payload's hook_event_name alone.
+    "hook": "",
+}
+HOOK_EVENT_ALIASES = frozenset(("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"))
+
+# command -> module with a `main(argv: list[str]) -> int`
+COMMANDS = {
+    "demo": "ralph.commands.demo",
+    "explain": "ralph.commands.explain",
+    "classify": "ralph.commands.classify",
+    "rollbacks": "ralph.commands.rollbacks",
+    "loop": "ralph.commands.loop",
+    "status": "ralph.commands.status",
+}
+
+USAGE = """\
+usage: ralph <command> [args]
+
+hook commands (read one Claude Code hook payload on stdin, print one JSON object):
+  pre-tool            PreToolUse: read-before-edit, push/merge guard
+  post-tool           PostToolUse: record reads and edits, judge test runs
+  post-tool-failure   PostToolUseFailure: judge failed test runs
+  prompt              UserPromptSubmit: log the prompt, inject the current story
+  stop                Stop: refuse to stop while the loop's story is unfinished
+  (the Claude event names PreToolUse, PostToolUse, ... work as aliases)
+
+other commands:
+  demo                replay real Claude Code payloads through every handler
+  explain CMD         show how the push/merge guard judges a shell command
+  classify            judge the test run in one hook payload read on stdin
+  rollbacks           list or restore work saved before a rollback
+  loop                run the plan's stories unattended (same as ralph-loop)
+  status              stories done, current run, last iterations, rollbacks
+  version             print the version
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    name = args[0] if args else ""
+    event = HOOK_SUBCOMMANDS.get(name)
+    if event is None and name in HOOK_EVENT_ALIASES:
+        event = name
+    if event is not None:
+        from ralph.hook import main as hook_main
+
+        return hook_main(event)
+    if name in COMMANDS:
+        import importlib
+
+        return importlib.import_module(COMMANDS[name]).main(args[1:])
+    if name in ("version", "--version", "-V"):
+        from ralph import __version__
+
+        print(f"ralph-hooks {__version__}")
+        return 0
+    if name in ("", "help", "-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0 if name else 2
+    sys.stderr.write(f"ralph: unknown command {name!r}\n\n{USAGE}")
+    return 2
+
+
+def loop_main() -> int:
+    """The `ralph-loop` console script."""
+    from ralph.commands.loop import main as run_loop
+
+    return run_loop(sys.argv[1:])

@@ -1,0 +1,1 @@
+"""One module per non-hook command; each exposes `main(argv) -> int`."""

@@ -1,0 +1,56 @@
+"""`.ralph/failures.jsonl`: what went wrong, fed into the next prompt.
+
+One JSON object per line, appended with O_APPEND; the file is rotated to
+failures.jsonl.1 past MAX_BYTES so it stays bounded. Fields: at (UTC),
+run_id, iteration, story, kind ("test_failure", "rollback", "verify",
+"stop_incomplete", ...), summary (one line) and excerpt (bounded text).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ralph.project import append_line, read_lines
+
+FAILURES_FILE = "failures.jsonl"
+MAX_BYTES = 1024 * 1024
+MAX_EXCERPT = 4000
+
+
+def _rotate_if_large(path: str) -> None:
+    try:
+        if os.stat(path).st_size > MAX_BYTES:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+
+
+def record_failure(state_dir: str, record: dict) -> None:
+    path = os.path.join(state_dir, FAILURES_FILE)
+    _rotate_if_large(path)
+    entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    entry.update(record)
+    excerpt = entry.get("excerpt")
+    if isinstance(excerpt, str) and len(excerpt) > MAX_EXCERPT:
+        entry["excerpt"] = "…" + excerpt[-MAX_EXCERPT:]
+    append_line(path, json.dumps(entry, ensure_ascii=False))
+
+
+def recent_failures(state_dir: str, run_id: str | None = None, limit: int = 3) -> list[dict]:
+    """The newest `limit` failure records (of one run when run_id is given), oldest first."""
+    found: list[dict] = []
+    for line in reversed(read_lines(os.path.join(state_dir, FAILURES_FILE), max_bytes=MAX_BYTES * 2)):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if run_id is not None and entry.get("run_id") != run_id:
+            continue
+        found.append(entry)
+        if len(found) >= limit:
+            break
+    found.reverse()
+    return found

@@ -1,0 +1,289 @@
+"""The hot path: stdin -> event -> rule -> exactly one JSON object on stdout.
+
+Every call exits 0 and prints one JSON object, whatever it is fed: Claude Code
+treats a crash, a non-zero exit, invalid JSON or a timeout as "allow", so a
+handler that crashes is a bypass. When in doubt on PreToolUse the answer is a
+deny that says how to proceed (fail closed); elsewhere it is `{}`.
+
+Only modules Python has already loaded at start-up (os, sys, time) and the C
+parts of json and signal are imported here (`import json` or `import signal`
+would pull in re and enum: milliseconds on every tool call); each handler
+imports what its own event needs.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from ralph import fastjson
+
+MAX_STDIN = 64 * 1024 * 1024
+DEADLINE_SECONDS = 20.0  # far below the client's timeout; a hung handler still answers
+MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
+
+# event -> handler module, imported only for the event at hand
+HANDLERS = {
+    "PreToolUse": "ralph.handlers.pre_tool",
+    "PostToolUse": "ralph.handlers.post_tool",
+    "PostToolUseFailure": "ralph.handlers.post_tool_failure",
+    "UserPromptSubmit": "ralph.handlers.prompt",
+    "Stop": "ralph.handlers.stop",
+}
+
+
+class HookError(Exception):
+    """The payload is not one we can act on; the message says why."""
+
+
+class HookCall:
+    """One validated hook payload plus where its project keeps state."""
+
+    __slots__ = ("event", "payload", "cwd", "session_id", "tool_name", "tool_input", "root", "_state_dir", "problems", "environ", "log_extra")
+
+    def __init__(self, event: str, payload: dict, environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+        self.event = event
+        self.payload = payload
+        self.environ = environ
+        self.problems: list[str] = []
+        self.log_extra: dict = {}  # extra fields a handler wants in this call's log line
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
+            self.problems.append(f"cwd {cwd!r} unusable; using the process cwd")
+            cwd = os.getcwd()
+        self.cwd = cwd
+        session_id = payload.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            self.problems.append("no session_id; using 'unknown'")
+            session_id = "unknown"
+        self.session_id = session_id
+        tool_name = payload.get("tool_name")
+        self.tool_name = tool_name if isinstance(tool_name, str) else ""
+        tool_input = payload.get("tool_input")
+        self.tool_input = tool_input if isinstance(tool_input, dict) else {}
+        if "tool_input" in payload and not isinstance(tool_input, dict):
+            self.problems.append("tool_input is not an object")
+        from ralph.project import project_root
+
+        self.root = project_root(cwd, environ)
+        self._state_dir: str | None = None
+
+    @property
+    def state_dir(self) -> str:
+        if self._state_dir is None:
+            from ralph.project import state_dir
+
+            self._state_dir = state_dir(self.root)
+        return self._state_dir
+
+    def field(self, name: str, kind: type, default: object = None) -> object:
+        value = self.payload.get(name, default)
+        return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else default
+
+
+class Outcome:
+    __slots__ = ("output", "decision", "reason")
+
+    def __init__(self, output: dict, decision: str = "none", reason: str = "") -> None:
+        self.output = output
+        self.decision = decision
+        self.reason = reason
+
+
+# ---- output forms, as the client honours them (see shared/claude-code/model-view) ----
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_CONTEXT:
+        return text
+    return text[: MAX_CONTEXT - 40] + "\n…[truncated by ralph-hooks]"
+
+
+def allow() -> Outcome:
+    # `{}`, not permissionDecision "allow": allowing would skip the user's own prompts.
+    return Outcome({}, "allow")
+
+
+def deny(reason: str) -> Outcome:
+    reason = _bounded(reason)
+    return Outcome(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}},
+        "deny",
+        reason,
+    )
+
+
+def context(event: str, text: str) -> Outcome:
+    text = _bounded(text)
+    return Outcome({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "context", text)
+
+
+def block(event: str, reason: str, extra_context: str = "") -> Outcome:
+    """PostToolUse / PostToolUseFailure / Stop: `decision: block` + reason."""
+    reason = _bounded(reason)
+    output: dict = {"decision": "block", "reason": reason}
+    if extra_context and event != "Stop":
+        output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": _bounded(extra_context)}
+    return Outcome(output, "block", reason)
+
+
+# ---- the pipeline ----
+
+
+def read_stdin(limit: int = MAX_STDIN) -> bytes | None:
+    """All of stdin, or None when it holds more than `limit` bytes."""
+    chunks = []
+    total = 0
+    fd = 0
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_payload(raw: bytes) -> dict:
+    if not raw.strip():
+        raise HookError("empty stdin")
+    try:
+        payload = fastjson.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise HookError(f"stdin is not JSON: {str(e)[:200]}") from None
+    if not isinstance(payload, dict):
+        raise HookError(f"payload is a JSON {type(payload).__name__}, not an object")
+    return payload
+
+
+def fail_safe(event: str, why: str) -> Outcome:
+    """The answer when we could not judge. PreToolUse fails closed."""
+    if event == "PreToolUse":
+        return deny(
+            f"ralph-hooks could not check this tool call ({why}). Nothing was run. "
+            "Retry it in a plain form; if this repeats, see .ralph/logs/hooks.jsonl."
+        )
+    return Outcome({}, "error", why)
+
+
+def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[Outcome, HookCall | None, str, list[str]]:
+    """Judge one payload. Returns (outcome, call, event, notes); never raises."""
+    notes: list[str] = []
+    event = event_hint
+    call = None
+    try:
+        if raw is None:
+            return fail_safe(event, f"payload over {MAX_STDIN // (1024 * 1024)} MiB"), None, event, notes
+        payload = parse_payload(raw)
+        named = payload.get("hook_event_name")
+        if isinstance(named, str) and named:
+            if event_hint and named != event_hint:
+                notes.append(f"subcommand is for {event_hint} but payload says {named}; the payload wins")
+            event = named
+        elif not event_hint:
+            raise HookError("payload has no hook_event_name")
+        else:
+            notes.append("payload has no hook_event_name; using the subcommand's event")
+        module_name = HANDLERS.get(event)
+        if module_name is None:
+            return Outcome({}, "ignored", f"no handler for {event}"), None, event, notes
+        call = HookCall(event, payload, environ)
+        handler = __import__(module_name, fromlist=["handle"])
+        outcome = handler.handle(call)
+        notes.extend(call.problems)
+        return outcome, call, event, notes
+    except HookError as e:
+        return fail_safe(event, str(e)), call, event, notes
+    except BaseException as e:  # noqa: B036 - nothing may escape a hook, not even a timeout
+        name = type(e).__name__
+        notes.append(f"internal error {name}: {str(e)[:300]}")
+        if call is not None:
+            notes.extend(call.problems)
+        return fail_safe(event, f"internal error {name}"), call, event, notes
+
+
+class _Deadline(BaseException):
+    pass
+
+
+def _on_deadline(signum: int, frame: object) -> None:
+    raise _Deadline(f"no answer within {DEADLINE_SECONDS:.0f}s")
+
+
+def emit(output: dict) -> None:
+    data = fastjson.dumps(output).encode("utf-8", "surrogatepass") + b"\n"
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+    except OSError:
+        pass  # stdout closed (SIGPIPE/EPIPE): nobody is listening, nothing to do
+
+
+LOG_MAX_BYTES = 8 * 1024 * 1024
+
+
+def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[str], started: float, extra: dict | None = None) -> None:
+    """One JSON line per call in .ralph/logs/hooks.jsonl; never raises."""
+    try:
+        entry = {
+            "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "event": event,
+            "tool": call.tool_name if call else "",
+            "decision": outcome.decision,
+            "reason": outcome.reason[:500],
+            "ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if call is not None:
+            entry["session"] = call.session_id
+        if notes:
+            entry["notes"] = notes
+        if extra:
+            entry.update(extra)
+        line = fastjson.dumps(entry)
+        if call is not None:
+            log_dir = os.path.join(call.state_dir, "logs")
+        else:
+            from ralph.project import project_root, state_dir
+
+            log_dir = os.path.join(state_dir(project_root(os.getcwd())), "logs")
+        path = os.path.join(log_dir, "hooks.jsonl")
+        try:
+            if os.stat(path).st_size > LOG_MAX_BYTES:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        from ralph.project import append_line
+
+        append_line(path, line)
+    except BaseException:
+        pass  # the log is for people; a hook must answer even if it cannot be written
+
+
+def main(event_hint: str) -> int:
+    started = time.perf_counter()
+    try:
+        import _signal
+
+        _signal.signal(_signal.SIGALRM, _on_deadline)
+        _signal.setitimer(_signal.ITIMER_REAL, DEADLINE_SECONDS)
+    except (ImportError, ValueError, OSError, AttributeError):
+        _signal = None
+    outcome = None
+    try:
+        raw = read_stdin()
+        outcome, call, event, notes = dispatch(event_hint, raw)
+        emit(outcome.output)
+        if _signal is not None:
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+        log_call(call, event, outcome, notes, started, call.log_extra if call else None)
+    except BaseException:
+        if outcome is None:
+            emit(fail_safe(event_hint, "internal error").output)
+    return 0

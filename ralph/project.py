@@ -1,0 +1,126 @@
+"""Where a project's state lives, and the only two ways ralph writes files:
+append one line with O_APPEND, or write a temp file and rename it over."""
+from __future__ import annotations
+
+import os
+
+STATE_DIR_NAME = ".ralph"
+
+
+def project_root(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
+    """$CLAUDE_PROJECT_DIR, else the git toplevel above cwd, else cwd.
+
+    The toplevel is found by walking up to a `.git` entry (dir, or file for
+    worktrees and submodules) instead of spawning git: this runs on every call.
+    """
+    env_dir = environ.get("CLAUDE_PROJECT_DIR")
+    if env_dir and os.path.isdir(env_dir):
+        return os.path.abspath(env_dir)
+    here = os.path.abspath(cwd)
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def fallback_state_dir(root: str) -> str:
+    """Per-user state dir for a project whose own .ralph/ cannot be written."""
+    import hashlib
+
+    import platformdirs
+
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(platformdirs.user_state_dir("ralph-hooks"), "projects", digest)
+
+
+def state_dir(root: str) -> str:
+    """`<root>/.ralph`, created on demand; a per-user fallback when it cannot be."""
+    primary = os.path.join(root, STATE_DIR_NAME)
+    try:
+        os.makedirs(primary, exist_ok=True)
+        if os.access(primary, os.W_OK | os.X_OK):
+            return primary
+    except OSError:
+        pass
+    fallback = fallback_state_dir(root)
+    os.makedirs(fallback, exist_ok=True)
+    return fallback
+
+
+def append_line(path: str, line: str) -> None:
+    """Append one line in a single O_APPEND write, so parallel hook processes
+    never interleave inside a record."""
+    data = line.encode("utf-8", "surrogateescape")
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
+    """Write to a temp file beside `path`, fsync it, rename it over `path`.
+    Readers see the old file or the new one, never a torn one."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fsync:
+        try:
+            dfd = os.open(directory, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(dfd)
+        except OSError:
+            pass
+        finally:
+            os.close(dfd)
+
+
+def read_lines(path: str, max_bytes: int = 16 * 1024 * 1024) -> list[str]:
+    """The complete lines of an append-only file; a torn last line (a writer
+    still at work, or one that died) is dropped. Missing file: no lines."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                f.seek(size - max_bytes)
+                f.readline()  # skip the partial line we landed in
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    lines.pop()  # after the last newline: empty, or a torn record
+    return [line.decode("utf-8", "surrogateescape") for line in lines if line]

@@ -1,0 +1,89 @@
+"""The files a session has read (or written), for read-before-edit.
+
+`.ralph/sessions/<session>/reads.log`, append-only, one record per line:
+    <unix time> <dev> <ino> <json string: canonical path>
+Parallel hook processes append with single O_APPEND writes, so nothing is
+lost and no lock is needed. A rollback writes `.ralph/reads_epoch` (temp file
++ rename): records older than it no longer count, in every session.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from ralph import fastjson
+from ralph.project import append_line, atomic_write, read_lines
+from ralph.rules.read_before_edit import FileIdentity
+
+EPOCH_FILE = "reads_epoch"
+
+
+def session_dir(state_dir: str, session_id: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:100].lstrip(".")
+    if safe != session_id or not safe:
+        import hashlib
+
+        safe = (safe[:60] or "session") + "-" + hashlib.sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return os.path.join(state_dir, "sessions", safe)
+
+
+def case_insensitive_dir(directory: str) -> bool:
+    """Does this directory's filesystem fold case? Probes with the directory's own name."""
+    base = os.path.basename(directory.rstrip(os.sep))
+    flipped = base.swapcase()
+    if not base or flipped == base:
+        return False
+    try:
+        a = os.stat(directory)
+        b = os.stat(os.path.join(os.path.dirname(directory.rstrip(os.sep)), flipped))
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def identify(path: str, cwd: str) -> FileIdentity:
+    """Resolve a tool's path the way the kernel will: relative to cwd, symlinks
+    followed before `..` is applied (os.path.realpath walks component by component)."""
+    full = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    try:
+        st = os.stat(full)
+    except OSError:
+        return FileIdentity(full)
+    return FileIdentity(full, st.st_dev, st.st_ino, True)
+
+
+def record(state_dir: str, session_id: str, identity: FileIdentity) -> None:
+    line = f"{time.time():.6f} {identity.dev} {identity.ino} {fastjson.dumps(identity.path)}"
+    append_line(os.path.join(session_dir(state_dir, session_id), "reads.log"), line)
+
+
+def invalidate_all(state_dir: str) -> None:
+    """Files changed under every session (a rollback): earlier reads stop counting."""
+    atomic_write(os.path.join(state_dir, EPOCH_FILE), f"{time.time():.6f}\n", fsync=False)
+
+
+def _epoch(state_dir: str) -> float:
+    try:
+        with open(os.path.join(state_dir, EPOCH_FILE), encoding="ascii", errors="replace") as f:
+            return float(f.read(64).strip() or 0)
+    except (OSError, ValueError):
+        return 0.0
+
+
+def known_files(state_dir: str, session_id: str, problems: list[str] | None = None) -> list[FileIdentity]:
+    epoch = _epoch(state_dir)
+    found: list[FileIdentity] = []
+    bad = 0
+    for line in read_lines(os.path.join(session_dir(state_dir, session_id), "reads.log")):
+        parts = line.split(" ", 3)
+        try:
+            stamp = float(parts[0])
+            identity = FileIdentity(fastjson.loads(parts[3]), int(parts[1]), int(parts[2]), True)
+        except (ValueError, IndexError):
+            bad += 1
+            continue
+        if stamp >= epoch and isinstance(identity.path, str):
+            found.append(identity)
+    if bad and problems is not None:
+        problems.append(f"reads.log: skipped {bad} corrupt line(s)")
+    return found

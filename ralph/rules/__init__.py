@@ -1,0 +1,1 @@
+"""Judgement rules: pure functions from facts to decisions, no I/O."""

@@ -1,0 +1,70 @@
+"""Read-before-edit: an existing file may be edited only after this session
+read it (or wrote it). Pure: the caller resolves paths and reads the records.
+
+"Same file" is decided on the file's identity on disk, (device, inode), which
+already folds relative/absolute paths, `..`, symlinks, hard links and case on
+case-insensitive filesystems; the canonical path is the second key, so a file
+replaced by rename (new inode, same name) still counts as read.
+"""
+from __future__ import annotations
+
+# tool name -> the tool_input field naming the file it changes
+EDIT_TOOLS = {
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "Write": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+
+
+class FileIdentity:
+    __slots__ = ("path", "dev", "ino", "exists", "case_insensitive")
+
+    def __init__(self, path: str, dev: int = 0, ino: int = 0, exists: bool = False, case_insensitive: bool = False) -> None:
+        self.path = path
+        self.dev = dev
+        self.ino = ino
+        self.exists = exists
+        self.case_insensitive = case_insensitive
+
+    def same_file(self, other: FileIdentity) -> bool:
+        if self.exists and other.exists and self.ino and (self.dev, self.ino) == (other.dev, other.ino):
+            return True
+        if self.case_insensitive or other.case_insensitive:
+            return self.path.casefold() == other.path.casefold()
+        return self.path == other.path
+
+
+class EditDecision:
+    __slots__ = ("allowed", "reason")
+
+    def __init__(self, allowed: bool, reason: str) -> None:
+        self.allowed = allowed
+        self.reason = reason
+
+
+def edit_target(tool_name: str, tool_input: dict) -> str | None:
+    """The path an edit tool would change, or None when this is not an edit."""
+    field = EDIT_TOOLS.get(tool_name)
+    if field is None:
+        return None
+    value = tool_input.get(field)
+    if not isinstance(value, str) or not value:
+        # Older clients and odd inputs: try the other field name.
+        value = tool_input.get("file_path") or tool_input.get("notebook_path")
+    return value if isinstance(value, str) and value else None
+
+
+def judge_edit(tool_name: str, display_path: str, target: FileIdentity, known: list[FileIdentity]) -> EditDecision:
+    if not target.exists:
+        # Nothing on disk to clobber: creating a file needs no read.
+        return EditDecision(True, "new file")
+    for record in known:
+        if target.same_file(record):
+            return EditDecision(True, "read earlier in this session")
+    verb = "overwrite" if tool_name == "Write" else "edit"
+    return EditDecision(
+        False,
+        f"Read {display_path} before you {verb} it: it exists and has not been read in this session "
+        f"(or it changed under you since). Use the Read tool on it first, then retry the same {tool_name}.",
+    )

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Speed and memory benchmark for ralph-hooks, as ratios against bare Python.
+
+Everything is measured in one run, interleaved round by round so that machine
+noise hits every case alike:
+
+  baseline      python -I -c pass (the same interpreter ralph runs on)
+  pre-tool      `ralph pre-tool` on a small Bash payload and on an Edit payload
+  reference     the design's reference hook: a bash script that reads stdin
+                with cat and calls jq three times
+  guard         `ralph pre-tool` on a plain command and a 100-segment compound
+  post-tool     `ralph post-tool` with 1 MB and 10 MB of test output, and a
+                10 MB single line (adversarial)
+  loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
+
+Targets (from the issues) are checked and printed; the exit code is 0 either
+way unless --check is given (then 1 when a target is missed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+PAYLOADS = os.path.join(REPO, "tests", "fixtures", "hook_inputs")
+
+REFERENCE_HOOK = """#!/usr/bin/env bash
+input=$(cat)
+tool=$(printf '%s' "$input" | jq -r '.tool_name')
+cmd=$(printf '%s' "$input" | jq -r '.tool_input.command // empty')
+sid=$(printf '%s' "$input" | jq -r '.session_id')
+case "$cmd" in *"git push"*) echo '{"decision":"block"}';; *) echo '{}';; esac
+"""
+
+
+def executable(name: str) -> str:
+    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    return candidate if os.path.exists(candidate) else (shutil.which(name) or name)
+
+
+def run_once(argv: list[str], stdin: bytes, cwd: str, env: dict) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one run, the way a hook runner sees it."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    try:
+        proc.stdin.write(stdin)
+    except BrokenPipeError:
+        pass
+    proc.stdin.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark command failed ({proc.returncode}): {' '.join(argv[:3])}")
+    return elapsed, usage.ru_maxrss
+
+
+def payload(name: str, project: str, **tool_input: object) -> dict:
+    with open(os.path.join(PAYLOADS, f"{name}.json")) as f:
+        data = json.loads(f.read().replace("/home/dev/app", project))
+    data["tool_input"].update(tool_input)
+    return data
+
+
+def test_output(size: int) -> str:
+    line = "tests/test_mod.py::test_case_{:06d} PASSED                                   [ 50%]\n"
+    out = []
+    total = 0
+    i = 0
+    while total < size:
+        text = line.format(i)
+        out.append(text)
+        total += len(text)
+        i += 1
+    out.append("=========================== 1 failed, {} passed in 3.21s ===========================\n".format(i))
+    return "".join(out)
+
+
+class Case:
+    def __init__(self, name: str, argv: list[str], stdin: bytes = b"", cwd: str = REPO, env: dict | None = None, setup=None) -> None:
+        self.name = name
+        self.argv = argv
+        self.stdin = stdin
+        self.cwd = cwd
+        self.env = env or os.environ.copy()
+        self.setup = setup
+        self.times: list[float] = []
+        self.rss: list[int] = []
+
+    def run(self) -> None:
+        if self.setup:
+            self.setup()
+        elapsed, rss = run_once(self.argv, self.stdin, self.cwd, self.env)
+        self.times.append(elapsed)
+        self.rss.append(rss)
+
+    def p(self, q: float) -> float:
+        ordered = sorted(self.times)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.times)
+
+
+def make_project(root: str) -> None:
+    git = ["git", "-C", root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run(["git", "init", "-q", root], check=True)
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write("hello\n")
+    os.makedirs(os.path.join(root, ".ralph"), exist_ok=True)
+    with open(os.path.join(root, ".ralph", "plan.md"), "w") as f:
+        f.write("- [ ] US-001: First story\n  - it works\n- [ ] US-002: Second story\n")
+    with open(os.path.join(root, ".gitignore"), "w") as f:
+        f.write(".ralph/logs/\n.ralph/sessions/\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "initial"], check=True)
+
+
+def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
+    ralph = executable("ralph")
+    ralph_loop = executable("ralph-loop")
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    ref_script = os.path.join(project, "..", "reference-hook.sh")
+    with open(ref_script, "w") as f:
+        f.write(REFERENCE_HOOK)
+    os.chmod(ref_script, 0o755)
+    # Edit of a file the session read: the common, allowed path.
+    read = payload("PostToolUse_Read", project)
+    subprocess.run([ralph, "post-tool"], input=json.dumps(read).encode(), cwd=project, env=env, check=True, capture_output=True)
+    bash_small = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
+    edit = json.dumps(payload("PreToolUse_Edit", project)).encode()
+    compound = " && ".join(f"echo step{i} > out{i}.txt" if i % 3 else f'git add out{i - 1}.txt; git commit -qm "step {i}"' for i in range(100))
+    bash_compound = json.dumps(payload("PreToolUse_Bash", project, command=compound)).encode()
+
+    def post(size: int, single_line: bool = False) -> bytes:
+        data = payload("PostToolUse_Bash", project, command="python -m pytest -q | tail -n 100000")
+        text = ("x" * size) if single_line else test_output(size)
+        data["tool_response"]["stdout"] = text
+        return json.dumps(data).encode()
+
+    cases = [
+        Case("baseline: python -I -c pass", [sys.executable, "-I", "-c", "pass"], env=env),
+        Case("pre-tool Bash (small)", [ralph, "pre-tool"], bash_small, project, env),
+        Case("pre-tool Edit (read file)", [ralph, "pre-tool"], edit, project, env),
+        Case("reference: cat + 3x jq", [ref_script], bash_small, project, env),
+        Case("guard: 100-segment compound", [ralph, "pre-tool"], bash_compound, project, env),
+        Case("post-tool 1 MB output", [ralph, "post-tool"], post(1 << 20), project, env),
+        Case("post-tool 10 MB output", [ralph, "post-tool"], post(10 << 20), project, env),
+        Case("post-tool 10 MB single line", [ralph, "post-tool"], post(10 << 20, True), project, env),
+    ]
+    import importlib.util
+
+    if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
+        cases.append(Case("ralph-loop --dry-run", [ralph_loop, "--dry-run"], b"", loop_project, env))
+        noop = dict(env)
+        cases.append(Case("ralph-loop iteration, no-op agent", [ralph_loop, *NOOP_ITERATION_ARGS], b"", loop_project, noop, setup=lambda: reset_loop_project(loop_project)))
+    return cases
+
+
+# One iteration with an agent that does nothing and no verify command: the
+# loop's own overhead (state files, git checkpoint, receipts).
+NOOP_ITERATION_ARGS = ["--once", "--agent-command", "true", "--no-verify", "--quiet"]
+
+
+def reset_loop_project(root: str) -> None:
+    for name in ("run.json", "events.jsonl"):
+        try:
+            os.unlink(os.path.join(root, ".ralph", name))
+        except FileNotFoundError:
+            pass
+
+
+TARGETS = [
+    # (case, reference case, max ratio, description)
+    ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("pre-tool Edit (read file)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("pre-tool Bash (small)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
+    ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
+    ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
+]
+ABSOLUTE_TARGETS = [
+    ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
+    ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
+    ("ralph-loop iteration, no-op agent", 0.150, "p50 <= 150 ms"),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="10 rounds")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    rounds = 10 if args.quick else args.rounds
+    tmp = tempfile.mkdtemp(prefix="ralph-bench-")
+    try:
+        project = os.path.join(tmp, "project")
+        loop_project = os.path.join(tmp, "loop-project")
+        make_project(project)
+        make_project(loop_project)
+        cases = build_cases(project, loop_project, args.quick)
+        for case in cases:  # warm caches (.pyc, page cache) before timing
+            case.run()
+            case.times.clear()
+            case.rss.clear()
+        for _ in range(rounds):
+            for case in cases:
+                case.run()
+        return report(cases, rounds, args)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(cases: list[Case], rounds: int, args: argparse.Namespace) -> int:
+    by_name = {c.name: c for c in cases}
+    base = by_name["baseline: python -I -c pass"]
+    print(f"ralph-hooks benchmark: {rounds} rounds, {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"{'case':<36} {'p50 ms':>8} {'p95 ms':>8} {'x python':>9} {'peak RSS MiB':>13}")
+    for case in cases:
+        print(f"{case.name:<36} {case.p50 * 1000:8.1f} {case.p(0.95) * 1000:8.1f} {case.p50 / base.p50:9.2f} {max(case.rss) / 1024:13.1f}")
+    print("\ntargets:")
+    missed = 0
+    results = {c.name: {"p50_ms": c.p50 * 1000, "p95_ms": c.p(0.95) * 1000, "ratio_python": c.p50 / base.p50, "peak_rss_kib": max(c.rss)} for c in cases}
+    for name, ref, limit, text in TARGETS:
+        if name in by_name and ref in by_name:
+            ratio = by_name[name].p50 / by_name[ref].p50
+            ok = ratio <= limit
+            missed += not ok
+            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {ratio:.2f}x {ref} ({text})")
+    for name, limit, text in ABSOLUTE_TARGETS:
+        if name in by_name:
+            value = by_name[name].p50
+            ok = value <= limit
+            missed += not ok
+            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {value * 1000:.1f} ms = {value / base.p50:.2f}x python ({text})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    return 1 if (missed and args.check) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

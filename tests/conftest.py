@@ -1,0 +1,99 @@
+"""Shared test helpers: run the installed `ralph` entry point as Claude Code
+does (a subprocess fed one JSON payload on stdin), on real git repos in tmp."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+HOOK_INPUTS = os.path.join(FIXTURES, "hook_inputs")
+CAPTURED_PROJECT = "/home/dev/app"  # the cwd the real payloads were captured in
+
+
+def ralph_executable() -> str:
+    """The installed console script next to this interpreter (what users run)."""
+    candidate = os.path.join(os.path.dirname(sys.executable), "ralph")
+    if os.path.exists(candidate):
+        return candidate
+    found = shutil.which("ralph")
+    if not found:
+        pytest.fail("the `ralph` console script is not installed: run `pip install -e .` first")
+    return found
+
+
+RALPH = ralph_executable()
+
+
+def load_payload(name: str, project: str | None = None) -> dict:
+    with open(os.path.join(HOOK_INPUTS, f"{name}.json"), encoding="utf-8") as f:
+        text = f.read()
+    if project is not None:
+        text = text.replace(CAPTURED_PROJECT, project)
+    return json.loads(text)
+
+
+class HookResult:
+    def __init__(self, proc: subprocess.CompletedProcess) -> None:
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.output = json.loads(proc.stdout)  # exactly one JSON document, or this raises
+
+    @property
+    def denied(self) -> bool:
+        return (self.output.get("hookSpecificOutput") or {}).get("permissionDecision") == "deny"
+
+    @property
+    def reason(self) -> str:
+        specific = self.output.get("hookSpecificOutput") or {}
+        return specific.get("permissionDecisionReason") or self.output.get("reason") or ""
+
+    @property
+    def context(self) -> str:
+        return (self.output.get("hookSpecificOutput") or {}).get("additionalContext") or ""
+
+
+def run_hook(subcommand: str, payload: dict | bytes | str, cwd: str, env: dict | None = None, timeout: float = 30) -> HookResult:
+    if isinstance(payload, dict):
+        data = json.dumps(payload).encode()
+    elif isinstance(payload, str):
+        data = payload.encode()
+    else:
+        data = payload
+    full_env = dict(os.environ)
+    full_env.pop("CLAUDE_PROJECT_DIR", None)
+    full_env.pop("RALPH_CONFIG", None)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run([RALPH, subcommand], input=data, capture_output=True, cwd=cwd, env=full_env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    return HookResult(proc)
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> str:
+    """A real git repo with one commit (README.md = "hello\\n")."""
+    root = str(tmp_path / "repo")
+    os.makedirs(root)
+    subprocess.run(["git", "init", "-q", "-b", "main", root], check=True)
+    with open(os.path.join(root, "README.md"), "w") as f:
+        f.write("hello\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return os.path.realpath(root)
