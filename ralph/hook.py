@@ -18,7 +18,7 @@ import time
 from ralph import fastjson
 
 MAX_STDIN = 64 * 1024 * 1024
-DEADLINE_SECONDS = 20.0  # far below the client's timeout; a hung handler still answers
+DEADLINE_SECONDS = 20.0  # PreToolUse: far below the client's timeout, so a hung check still denies
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
 
 # event -> handler module, imported only for the event at hand
@@ -193,6 +193,8 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
         module_name = HANDLERS.get(event)
         if module_name is None:
             return Outcome({}, "ignored", f"no handler for {event}"), None, event, notes
+        if event == "PreToolUse":
+            arm_deadline(DEADLINE_SECONDS)
         call = HookCall(event, payload, environ)
         handler = __import__(module_name, fromlist=["handle"])
         outcome = handler.handle(call)
@@ -266,22 +268,36 @@ def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[st
         pass  # the log is for people; a hook must answer even if it cannot be written
 
 
-def main(event_hint: str) -> int:
-    started = time.perf_counter()
+def arm_deadline(seconds: float) -> None:
+    """PreToolUse only: a hung check must still answer (deny) before the
+    client gives up and lets the call through. Other events may run a rollback
+    (git), which must never be interrupted halfway."""
     try:
         import _signal
 
         _signal.signal(_signal.SIGALRM, _on_deadline)
-        _signal.setitimer(_signal.ITIMER_REAL, DEADLINE_SECONDS)
+        _signal.setitimer(_signal.ITIMER_REAL, seconds)
     except (ImportError, ValueError, OSError, AttributeError):
-        _signal = None
+        pass
+
+
+def disarm_deadline() -> None:
+    try:
+        import _signal
+
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except (ImportError, ValueError, OSError, AttributeError):
+        pass
+
+
+def main(event_hint: str) -> int:
+    started = time.perf_counter()
     outcome = None
     try:
         raw = read_stdin()
         outcome, call, event, notes = dispatch(event_hint, raw)
+        disarm_deadline()
         emit(outcome.output)
-        if _signal is not None:
-            _signal.setitimer(_signal.ITIMER_REAL, 0)
         log_call(call, event, outcome, notes, started, call.log_extra if call else None)
     except BaseException:
         if outcome is None:

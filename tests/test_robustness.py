@@ -140,3 +140,16 @@ def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -
     assert any("ZeroDivisionError" in n for n in notes)
     outcome, _, _, _ = hook.dispatch("", json.dumps(load_payload("Stop", repo)).encode(), {})
     assert outcome.output == {}
+
+
+def test_hung_pretooluse_check_still_denies(monkeypatch, repo: str) -> None:
+    from ralph import hook
+
+    monkeypatch.setitem(hook.HANDLERS, "PreToolUse", "tests.sleeping_handler")
+    monkeypatch.setattr(hook, "DEADLINE_SECONDS", 0.5)
+    try:
+        outcome, _, _, notes = hook.dispatch("", json.dumps(load_payload("PreToolUse_Edit", repo)).encode(), {})
+    finally:
+        hook.disarm_deadline()
+    assert outcome.output["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert any("_Deadline" in n for n in notes)

@@ -1,0 +1,11 @@
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b + "x"
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adds() {
+        assert_eq!(super::add(1, 2), 3);
+    }
+}

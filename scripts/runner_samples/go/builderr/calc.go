@@ -1,0 +1,3 @@
+package builderr
+
+func Add(a, b int) int { return a + b + "x" }

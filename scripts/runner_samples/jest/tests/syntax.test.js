@@ -1,0 +1,5 @@
+describe('broken', () => {
+  test('never parses', () => {
+    expect(1).toBe(1;
+  });
+});

@@ -1,0 +1,4 @@
+require "minitest/autorun"
+
+class EmptyTest < Minitest::Test
+end

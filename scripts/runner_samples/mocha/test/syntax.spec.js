@@ -1,0 +1,4 @@
+const assert = require('assert');
+describe('broken', function () {
+  it('x', function () { assert.ok(true; });
+});

@@ -1,0 +1,15 @@
+<?php
+use PHPUnit\Framework\TestCase;
+
+final class PassTest extends TestCase
+{
+    public function testAdd(): void
+    {
+        $this->assertSame(4, 2 + 2);
+    }
+
+    public function testFailureMessageIsKept(): void
+    {
+        $this->assertStringContainsString('FAILURES', 'FAILURES! Tests: 1');
+    }
+}

@@ -1,0 +1,3 @@
+const t = require('tap');
+t.equal(1 + 1, 3, 'adds');
+t.equal(2 - 1, 1, 'subtracts');

@@ -1,0 +1,3 @@
+const test = require('tape');
+const lib = require('./missing-module');
+test('x', (t) => { t.ok(lib); t.end(); });

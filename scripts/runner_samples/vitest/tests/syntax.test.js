@@ -1,0 +1,2 @@
+import { it, expect } from 'vitest';
+it('broken', () => { expect(1).toBe(1; });

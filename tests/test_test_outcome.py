@@ -1,0 +1,285 @@
+"""The test-outcome verdict against real runner captures.
+
+Every fixture in tests/fixtures/test_outcome/<category>/ was captured by
+scripts/capture_runner_outputs.py running a real runner on a sample project
+through `bash -c CMD 2>&1`; its `expect` comes from how the sample was built.
+Each one goes through the pure rule and through `ralph classify` as a
+subprocess, fed a real-shaped PostToolUse / PostToolUseFailure payload.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ralph.rules.test_outcome import command_shape, exit_code_from_failure, judge_test_run
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "test_outcome"
+PAYLOADS = REPO / "tests" / "fixtures" / "hook_inputs"
+VERDICTS = ("fail", "pass", "not_test", "unknown")
+
+
+def load_fixtures() -> list[tuple[str, dict]]:
+    found = []
+    for path in sorted(FIXTURES.glob("*/*.json")):
+        found.append((f"{path.parent.name}/{path.stem}", json.loads(path.read_text())))
+    return found
+
+
+CASES = load_fixtures()
+CASE_IDS = [name for name, _ in CASES]
+
+
+def ralph_bin() -> str:
+    beside = Path(sys.executable).parent / "ralph"
+    return str(beside) if beside.exists() else str(REPO / ".venv" / "bin" / "ralph")
+
+
+def hook_payload(fixture: dict) -> dict:
+    """The payload Claude Code sends for this Bash result (shapes from real captures)."""
+    if fixture["exit_code"] == 0:
+        payload = json.loads((PAYLOADS / "PostToolUse_Bash.json").read_text())
+        payload["tool_response"] = dict(payload["tool_response"], stdout=fixture["output"], stderr="")
+    else:
+        payload = json.loads((PAYLOADS / "PostToolUseFailure_Bash_exit3.json").read_text())
+        payload["error"] = f"Exit code {fixture['exit_code']}\n{fixture['output']}"
+    payload["tool_input"] = dict(payload["tool_input"], command=fixture["command"])
+    return payload
+
+
+def acceptable(fixture: dict) -> set[str]:
+    return {fixture["expect"], *fixture.get("accept", [])}
+
+
+# --- the corpus itself ----------------------------------------------------
+
+def test_corpus_is_large_and_balanced() -> None:
+    assert len(CASES) >= 150, f"only {len(CASES)} captures; run scripts/capture_runner_outputs.py"
+    benign = [f for _, f in CASES if f["expect"] in ("pass", "not_test")]
+    assert len(benign) / len(CASES) >= 0.40, "at least 40% must be passing runs or non-test commands"
+    for verdict in VERDICTS:
+        assert any(f["expect"] == verdict for _, f in CASES), f"no fixture expects {verdict}"
+
+
+@pytest.mark.parametrize("name,fixture", CASES, ids=CASE_IDS)
+def test_fixture_is_a_real_capture(name: str, fixture: dict) -> None:
+    for key in ("command", "exit_code", "output", "tool", "tool_version", "captured_at", "expect"):
+        assert key in fixture, f"{name}: missing {key}"
+    assert fixture["expect"] in VERDICTS
+    assert set(fixture.get("accept", [])) <= {"unknown"}, "only 'unknown' may be accepted besides the truth"
+    assert name.split("/")[0] == fixture["category"]
+
+
+# --- the pure rule ---------------------------------------------------------
+
+@pytest.mark.parametrize("name,fixture", CASES, ids=CASE_IDS)
+def test_judge_test_run(name: str, fixture: dict) -> None:
+    verdict = judge_test_run(fixture["command"], fixture["exit_code"], fixture["output"])
+    assert verdict.verdict in acceptable(fixture), (
+        f"{name}: expected {fixture['expect']}, got {verdict.to_dict()}\ncommand: {fixture['command']}")
+    if verdict.verdict in ("fail", "pass"):
+        assert verdict.evidence, "a fail/pass verdict names its evidence"
+    if verdict.verdict == "not_test":
+        assert verdict.runner is None and not verdict.failing_tests
+
+
+def test_confusion_matrix_has_no_cross_errors() -> None:
+    matrix = confusion_matrix()
+    print("\nexpected -> got: count")
+    for (want, got), n in sorted(matrix.items()):
+        print(f"  {want:9} -> {got:9} {n}")
+    assert matrix.get(("pass", "fail"), 0) == 0, "passing runs judged as failures (would roll back good work)"
+    assert matrix.get(("not_test", "fail"), 0) == 0
+    assert matrix.get(("fail", "pass"), 0) == 0, "failing runs judged as passing"
+    assert matrix.get(("unknown", "fail"), 0) == 0, "zero-test runs must not justify a rollback"
+
+
+def confusion_matrix() -> dict[tuple[str, str], int]:
+    matrix: collections.Counter = collections.Counter()
+    for _, f in CASES:
+        matrix[(f["expect"], judge_test_run(f["command"], f["exit_code"], f["output"]).verdict)] += 1
+    return dict(matrix)
+
+
+def test_failing_test_names_are_reported() -> None:
+    named = {"pytest_fail": "test_add", "go_fail": "TestAdd", "cargo_fail": "tests::adds", "jest_fail": "adds numbers",
+             "rspec_fail": "Broken calc adds", "unittest_fail": "test_add", "phpunit_fail": "FailTest::testAdd"}
+    by_name = {name.split("/")[1]: f for name, f in CASES}
+    for stem, needle in named.items():
+        f = by_name[stem]
+        verdict = judge_test_run(f["command"], f["exit_code"], f["output"])
+        assert any(needle in t for t in verdict.failing_tests), (stem, verdict.failing_tests)
+
+
+# --- the real entry point --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def classify_results() -> dict[str, tuple[int, str, str]]:
+    """Run `ralph classify` once per fixture, in parallel (subprocess start-up dominates)."""
+    env = dict(os.environ, RALPH_STATE_DIR="", PYTHONDONTWRITEBYTECODE="1")
+
+    def run(item: tuple[str, dict]) -> tuple[str, tuple[int, str, str]]:
+        name, fixture = item
+        r = subprocess.run([ralph_bin(), "classify"], input=json.dumps(hook_payload(fixture)).encode(),
+                           capture_output=True, timeout=60, env=env)
+        return name, (r.returncode, r.stdout.decode(), r.stderr.decode())
+
+    with ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2)) as pool:
+        return dict(pool.map(run, CASES))
+
+
+@pytest.mark.parametrize("name,fixture", CASES, ids=CASE_IDS)
+def test_classify_entry_point(name: str, fixture: dict, classify_results: dict) -> None:
+    code, out, err = classify_results[name]
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["verdict"] in acceptable(fixture), f"{name}: {result}"
+    assert result["exit_code"] == fixture["exit_code"]
+    same = judge_test_run(fixture["command"], fixture["exit_code"], fixture["output"]).to_dict()
+    assert {k: result[k] for k in same} == same, "classify must give the pure rule's verdict"
+
+
+@pytest.mark.parametrize("stdin,message", [
+    (b"", "empty"),
+    (b"{not json", "not JSON"),
+    (b"[1, 2]", "JSON object"),
+    (json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode(), "hook_event_name"),
+    ((PAYLOADS / "PostToolUse_Read.json").read_bytes(), "only Bash"),
+    (json.dumps({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "pytest"}}).encode(), "error"),
+])
+def test_classify_rejects_bad_input(stdin: bytes, message: str) -> None:
+    r = subprocess.run([ralph_bin(), "classify"], input=stdin, capture_output=True, timeout=60)
+    assert r.returncode == 2
+    assert message in r.stderr.decode()
+    assert r.stdout == b""
+
+
+def test_classify_real_payloads() -> None:
+    for name, verdict in (("PostToolUseFailure_Bash_exit3.json", "not_test"), ("PostToolUse_Bash.json", "not_test")):
+        r = subprocess.run([ralph_bin(), "classify"], input=(PAYLOADS / name).read_bytes(), capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["verdict"] == verdict
+
+
+# --- pieces ----------------------------------------------------------------
+
+@pytest.mark.parametrize("error,expected", [
+    ("Exit code 3\npartial", (3, "partial")),
+    ("Exit code 1\n", (1, "")),
+    ("Exit code 101\nline1\nline2", (101, "line1\nline2")),
+    ("Command timed out after 2m", (None, "Command timed out after 2m")),
+    ("", (None, "")),
+])
+def test_exit_code_from_failure(error: str, expected: tuple) -> None:
+    assert exit_code_from_failure(error) == expected
+
+
+@pytest.mark.parametrize("command,runner,decisive", [
+    ("pytest -q", "pytest", True),
+    ("cd api && uv run pytest tests", "pytest", True),
+    ("FOO=1 poetry run python -m pytest -x", "pytest", True),
+    ("pytest | tail -5", "pytest", False),
+    ("set -o pipefail; pytest | tail -5", "pytest", True),
+    ("pytest || true", "pytest", False),
+    ("pytest; echo done", "pytest", False),
+    ("pytest && echo ok || echo failed", "pytest", False),
+    ("pytest && echo ok", "pytest", True),
+    ("go test ./... 2>&1 | tee log", "go", False),
+    ("bash -c 'cargo test --color always'", "cargo", True),
+    ("npx vitest run", "vitest", True),
+    ("timeout 300 bundle exec rspec spec", "rspec", True),
+    ("npm test", None, True),
+    ("yarn test --watch=false", None, True),
+    ("pnpm run test:unit", None, True),
+    ("make -C build test", None, True),
+    ("tox -e py311", None, True),
+    ("ruby -Itest test/a_test.rb", "minitest", True),
+    ("vendor/bin/phpunit", "phpunit", True),
+])
+def test_command_shape_finds_the_runner(command: str, runner: str | None, decisive: bool) -> None:
+    shape = command_shape(command)
+    assert shape.kind is not None, command
+    assert shape.runner == runner
+    assert shape.exit_decisive is decisive
+
+
+@pytest.mark.parametrize("command", [
+    "grep -rn FAILED test.log", "cat test_output.txt", "git log --grep 'fix failing test'", "pip install pytest",
+    "npm install --save-dev jest", "cargo build", "go vet ./...", "make build", "pytest --collect-only -q",
+    "python -c 'print(1)'", "ls tests/", "echo 'Tests: 1 failed'", "tail -50 pytest.log | grep -i error",
+])
+def test_non_test_commands(command: str) -> None:
+    assert judge_test_run(command, 1, "=== 1 failed, 2 passed in 0.1s ===\nFAILED a.py::b").verdict == "not_test"
+
+
+def test_exit_code_decides_without_summary_only_for_the_runner_itself() -> None:
+    assert judge_test_run("pytest", 1, "").verdict == "fail"
+    assert judge_test_run("pytest", 5, "").verdict == "unknown"
+    assert judge_test_run("pytest", 127, "bash: pytest: command not found").verdict == "unknown"
+    assert judge_test_run("pytest | tail -3", 0, "").verdict == "unknown"
+    assert judge_test_run("pip install -e . && pytest", 1, "ERROR: no such file").verdict == "unknown"
+    assert judge_test_run("cargo test", 101, "").verdict == "fail"
+    assert judge_test_run("ctest", 8, "").verdict == "fail"
+    assert judge_test_run("npx mocha", 3, "").verdict == "fail"
+
+
+# --- performance -----------------------------------------------------------
+
+def _pytest_output(size: int) -> str:
+    line = "tests/test_mod.py::test_case_{} PASSED                                     [ 50%]\n"
+    lines, total, i = [], 0, 0
+    while total < size:
+        text = line.format(i)
+        lines.append(text)
+        total += len(text)
+        i += 1
+    return "".join(lines) + "FAILED tests/test_mod.py::test_x - assert 1 == 2\n==== 1 failed, 9 passed in 3.2s ====\n"
+
+
+def _p50(command: str, output: str, runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        judge_test_run(command, 0, output)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def test_large_output_is_bounded_and_linear() -> None:
+    one, ten = _pytest_output(1 << 20), _pytest_output(10 << 20)
+    for command in ("pytest -v | tail -200", "npm test | tee log"):
+        t1, t10 = _p50(command, one), _p50(command, ten)
+        assert t10 < 0.15, f"{command}: {t10 * 1000:.1f} ms at 10 MB"
+        assert t10 / max(t1, 1e-3) <= 12
+        assert judge_test_run(command, 0, ten).verdict == "fail"
+
+
+def test_adversarial_single_line() -> None:
+    for output in ("x" * (10 << 20), "1 failed, " * (1 << 20), "\x1b[31m" * (2 << 20), "=" * (10 << 20) + " in 1s", "\r" * (10 << 20)):
+        for command in ("npm test", "pytest", "./run_tests.sh"):
+            assert _p50(command, output, runs=3) < 0.15
+
+
+def test_never_raises_on_odd_input() -> None:
+    import random
+
+    rng = random.Random(5)
+    pieces = ["pytest", "npm test", "|", "||", "&&", ";", "'", '"', "$(", ")", "`", "\\", "bash -c", "2>&1", ">", "<<EOF",
+              "(", "{", "}", "env", "timeout", "npx", "uv run", "make", "-m", "python", "\n", "&", "|&", "set -o pipefail"]
+    outputs = [f["output"] for _, f in CASES]
+    for _ in range(1500):
+        command = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        output = rng.choice(outputs)
+        cut = rng.randint(0, len(output))
+        output = output[cut:] if rng.random() < 0.5 else output[:cut]
+        verdict = judge_test_run(command, rng.choice([None, 0, 1, 2, 5, 8, 101, 127, 255, -1]), output)
+        assert verdict.verdict in VERDICTS
