@@ -1,0 +1,184 @@
+"""`ralph loop` / `ralph-loop`: run the plan's stories unattended, one fresh
+agent process per iteration, verified and committed one by one.
+
+Exit codes: 0 complete, 1 error, 2 bad usage / config / plan, 3 max_iterations,
+4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
+
+`--dry-run` stays cheap (no subprocess, no git): it reads the config and the
+plan and prints the next story with its full prompt.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_USAGE = 2
+
+DESCRIPTION = """\
+Run a plan's stories one by one, each in a fresh agent process (default:
+claude -p --dangerously-skip-permissions, prompt on stdin), with the hooks
+enforcing the rules. A story is done when the agent marks it done, the verify
+command passes, and the loop has committed it as `feat(<id>): <title>`.
+"""
+EPILOG = """\
+exit codes: 0 complete, 1 error, 2 bad usage/config/plan, 3 max_iterations,
+4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
+config: [loop] in ralph.toml (see README, section ralph-loop).
+"""
+
+
+def parse_args(argv: list[str]) -> object:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="ralph-loop", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--plan", help="plan file (plan.md or prd.json); default: .ralph/plan.md, .ralph/prd.json, or the newest .ralph/PRD-N/")
+    parser.add_argument("--prompt", help="prompt template for build iterations (default: the packaged PROMPT.md)")
+    parser.add_argument("--mode", choices=("build", "plan"), help="run one stage of this mode instead of the configured pipeline")
+    parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop after N iterations in all")
+    parser.add_argument("--once", action="store_true", help="run one iteration, then stop")
+    parser.add_argument("--dry-run", action="store_true", help="print the next story and its full prompt, run nothing")
+    parser.add_argument("--agent", metavar="CMD", help="agent command (run by /bin/sh; the prompt arrives on stdin)")
+    parser.add_argument("--verify", metavar="CMD", help="verify command that must pass before a story counts as done")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="agent timeout per iteration")
+    parser.add_argument("--no-progress-limit", type=int, metavar="N", help="stop after N iterations without progress (0: never)")
+    parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the current one)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="do not stream the agent's output to the terminal")
+    return parser.parse_args(argv)
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def load_settings(args: object) -> object:
+    """LoopSettings from ralph.toml and the flags; raises ConfigError."""
+    from ralph.config import config_path, load_config
+    from ralph.loop.settings import loop_settings
+    from ralph.project import project_root
+
+    start = os.path.abspath(args.directory) if args.directory else os.getcwd()  # type: ignore[attr-defined]
+    root = project_root(start) if not args.directory else start  # type: ignore[attr-defined]
+    config = load_config(root)
+    flags = {
+        "plan": args.plan,  # type: ignore[attr-defined]
+        "prompt": args.prompt,  # type: ignore[attr-defined]
+        "mode": args.mode,  # type: ignore[attr-defined]
+        "max_iterations": args.max_iterations,  # type: ignore[attr-defined]
+        "agent_command": args.agent,  # type: ignore[attr-defined]
+        "verify_command": args.verify,  # type: ignore[attr-defined]
+        "timeout_seconds": args.timeout,  # type: ignore[attr-defined]
+        "no_progress_limit": args.no_progress_limit,  # type: ignore[attr-defined]
+    }
+    settings = loop_settings(root, config, config_path(root), flags)
+    settings.once = args.once  # type: ignore[attr-defined]
+    settings.dry_run = args.dry_run  # type: ignore[attr-defined]
+    settings.quiet = args.quiet  # type: ignore[attr-defined]
+    return settings
+
+
+def find_plan(settings: object) -> str:
+    """The plan file to use; PlanError-free: a missing plan is reported by the caller."""
+    from ralph.loop import paths
+    from ralph.loop.settings import resolve
+    from ralph.project import STATE_DIR_NAME
+
+    root = settings.root  # type: ignore[attr-defined]
+    configured = settings["plan"]  # type: ignore[index]
+    if configured:
+        return resolve(root, configured)
+    found = paths.discover_plan(os.path.join(root, STATE_DIR_NAME))
+    return found or os.path.join(root, STATE_DIR_NAME, "plan.md")
+
+
+def dry_run(settings: object, plan_path: str) -> int:
+    from ralph.loop import paths, prompt
+    from ralph.loop.settings import resolve
+    from ralph.plan import load_stories
+    from ralph.project import STATE_DIR_NAME
+
+    root = settings.root  # type: ignore[attr-defined]
+    stage = settings.stages[0]  # type: ignore[attr-defined]
+    state_dir = os.path.join(root, STATE_DIR_NAME)
+    progress = settings["progress"]  # type: ignore[index]
+    progress_path = resolve(root, progress) if progress else paths.progress_path_for(plan_path)
+    template = resolve(root, stage.prompt) if stage.prompt else None
+    out = sys.stdout
+    if stage.mode == "plan":
+        text = prompt.plan_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
+                                  template_path=template, verify_command=settings["verify_command"],  # type: ignore[index]
+                                  iteration=1, run_id="(dry-run)", stage=stage.name)
+        out.write(f"stage: {stage.name} (plan mode) -> {paths.relative(root, plan_path)}\n")
+        out.write(f"agent: {prompt.format_command(stage.agent_command)}\n\n--- prompt ---\n{text}")
+        return 0
+    stories = sorted(load_stories(plan_path), key=lambda s: s.priority)
+    todo = [s for s in stories if s.state == "todo"]
+    done = sum(1 for s in stories if s.state == "done")
+    out.write(f"plan: {paths.relative(root, plan_path)} ({done}/{len(stories)} done")
+    blocked = sum(1 for s in stories if s.state == "blocked")
+    out.write(f", {blocked} blocked)\n" if blocked else ")\n")
+    if not todo:
+        out.write("nothing to do: every story is done or blocked\n")
+        return 0
+    story = todo[0]
+    text = prompt.story_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
+                               template_path=template, verify_command=stage.verify_command, story=story,
+                               iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name)
+    out.write(f"next story: {story.id}: {story.title}\n")
+    out.write(f"stage: {stage.name} · agent: {prompt.format_command(stage.agent_command)} · verify: {prompt.format_command(stage.verify_command)}\n")
+    out.write(f"\n--- prompt ---\n{text}")
+    if not text.endswith("\n"):
+        out.write("\n")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    from ralph.config import ConfigError
+    from ralph.plan import PlanError
+
+    args = parse_args(argv)
+    try:
+        settings = load_settings(args)
+        plan_path = find_plan(settings)
+        first_mode = settings.stages[0].mode  # type: ignore[attr-defined]
+        if first_mode == "build" and not os.path.isfile(plan_path):
+            from ralph.loop.paths import relative
+
+            sys.stderr.write(
+                f"ralph-loop: no plan at {relative(settings.root, plan_path)}: write one (`- [ ] US-001: title` lines), "  # type: ignore[attr-defined]
+                "pass --plan PATH, set plan in [loop] of ralph.toml, or run `ralph-loop --mode plan` to have the agent write it\n"
+            )
+            return EXIT_USAGE
+        if args.dry_run:  # type: ignore[attr-defined]
+            return dry_run(settings, plan_path)
+        from ralph.loop.prompt import check_template
+        from ralph.loop.settings import resolve
+
+        for stage in settings.stages:  # type: ignore[attr-defined]
+            check_template(stage.mode, resolve(settings.root, stage.prompt) if stage.prompt else None)  # type: ignore[attr-defined]
+        if first_mode == "build":
+            from ralph.plan import load_stories
+
+            load_stories(plan_path)  # a malformed plan is a usage error, before anything runs
+    except (ConfigError, PlanError) as e:
+        sys.stderr.write(f"ralph-loop: {e}\n")
+        return EXIT_USAGE
+    from ralph.loop.display import Display
+    from ralph.loop.proc import Interrupts
+    from ralph.loop.runner import Runner
+
+    display = Display(quiet=settings.quiet)  # type: ignore[attr-defined]
+    try:
+        runner = Runner(settings, plan_path, display, Interrupts())  # type: ignore[arg-type]
+        return runner.run()
+    except ConfigError as e:  # e.g. a prompt template with an unknown placeholder
+        sys.stderr.write(f"ralph-loop: {e}\n")
+        return EXIT_USAGE

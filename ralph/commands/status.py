@@ -1,0 +1,145 @@
+"""`ralph status`: stories done / total, the current (or last) run, the last
+iterations and the rollbacks, from `.ralph/` and git. Read-only."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+RECENT_ITERATIONS = 5
+RECENT_ROLLBACKS = 5
+
+
+def parse_args(argv: list[str]) -> object:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="ralph status", description="Stories done, current run, last iterations, rollbacks.")
+    parser.add_argument("--plan", help="plan file (default: as ralph-loop finds it)")
+    parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the current one)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("-n", "--iterations", type=int, default=RECENT_ITERATIONS, metavar="N", help="how many recent iterations to show")
+    return parser.parse_args(argv)
+
+
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def collect(root: str, plan_arg: str | None, recent: int) -> dict:
+    from ralph.config import ConfigError, load_config, section
+    from ralph.loop import paths, records
+    from ralph.loop.settings import resolve
+    from ralph.plan import PlanError, load_stories
+    from ralph.project import STATE_DIR_NAME
+
+    state_dir = os.path.join(root, STATE_DIR_NAME)
+    report: dict = {"root": root, "problems": []}
+    plan_path = resolve(root, plan_arg) if plan_arg else None
+    if plan_path is None:
+        try:
+            configured = section(load_config(root), "loop").get("plan")
+        except ConfigError as e:
+            report["problems"].append(str(e))
+            configured = None
+        plan_path = resolve(root, configured) if isinstance(configured, str) and configured else paths.discover_plan(state_dir)
+    stories_report: dict = {"plan": paths.relative(root, plan_path) if plan_path else None}
+    if plan_path and os.path.exists(plan_path):
+        try:
+            stories = sorted(load_stories(plan_path), key=lambda s: s.priority)
+            stories_report.update(
+                total=len(stories),
+                done=sum(1 for s in stories if s.state == "done"),
+                blocked=[s.id for s in stories if s.state == "blocked"],
+                next=next(({"id": s.id, "title": s.title} for s in stories if s.state == "todo"), None),
+            )
+        except (OSError, PlanError) as e:
+            report["problems"].append(str(e))
+    report["stories"] = stories_report
+    run = records.read_run_state(state_dir)
+    if run is not None:
+        live = run.get("status") == "running" and pid_alive(run.get("pid"))
+        run["live"] = live
+        if run.get("status") == "running" and not live:
+            run["note"] = "the loop process is gone (killed or crashed) without writing its finish"
+    report["run"] = run
+    events = records.read_events(state_dir)
+    report["iterations"] = [e for e in events if e.get("event") == "iteration"][-recent:] if recent > 0 else []
+    report["rollbacks"] = rollbacks(root, report["problems"])
+    return report
+
+
+def rollbacks(root: str, problems: list[str]) -> list[dict]:
+    try:
+        from ralph.rollback import RollbackError, list_snapshots
+    except ImportError:
+        return []
+    try:
+        snapshots = list_snapshots(root)
+    except RollbackError as e:
+        problems.append(str(e))
+        return []
+    return [s.to_dict() for s in snapshots][-RECENT_ROLLBACKS:]
+
+
+def render(report: dict) -> str:
+    lines = []
+    stories = report["stories"]
+    if stories.get("plan") is None:
+        lines.append("plan: none found (.ralph/plan.md, .ralph/prd.json or .ralph/PRD-N/)")
+    elif "total" in stories:
+        line = f"stories: {stories['done']}/{stories['total']} done ({stories['plan']})"
+        if stories["blocked"]:
+            line += f"; blocked: {', '.join(stories['blocked'])}"
+        lines.append(line)
+        nxt = stories.get("next")
+        lines.append(f"next: {nxt['id']}: {nxt['title']}" if nxt else "next: nothing left to do")
+    run = report.get("run")
+    if run:
+        story = run.get("story") or {}
+        finish = run.get("finish") or {}
+        if run.get("status") == "running":
+            state = "running" if run.get("live") else "stale (" + run.get("note", "") + ")"
+            lines.append(f"run {run.get('run_id')}: {state}, iteration {run.get('iteration')}, "
+                         f"{story.get('id', 'planning')} since {run.get('started')} (stage {run.get('stage_name', run.get('stage'))})")
+        else:
+            lines.append(f"last run {run.get('run_id')}: {finish.get('type', run.get('status'))} at {finish.get('at', '?')}: "
+                         f"{finish.get('message', '')} (exit {finish.get('exit_code', '?')})")
+    else:
+        lines.append("run: none yet")
+    if report["iterations"]:
+        lines.append("last iterations:")
+        for event in report["iterations"]:
+            verify = (event.get("verify") or {}).get("result", "-")
+            extra = f" commit {event['commit'][:12]}" if event.get("commit") else ""
+            if event.get("rollback", {}).get("ref"):
+                extra += f" rollback {event['rollback']['ref']}"
+            lines.append(f"  #{event.get('iteration')} {event.get('story') or event.get('stage')}: {event.get('result')} "
+                         f"(agent exit {event.get('agent_exit')}, verify {verify}, {event.get('duration_s', '?')}s){extra}")
+    if report["rollbacks"]:
+        lines.append("rollbacks (restore with `ralph rollbacks restore ID`):")
+        for snap in report["rollbacks"]:
+            lines.append(f"  {snap['id']}  {snap['time']}  {snap.get('story') or '-'} #{snap.get('iteration') or '-'}  {snap.get('trigger') or snap.get('kind')}")
+    for problem in report["problems"]:
+        lines.append(f"problem: {problem}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    from ralph.project import project_root
+
+    args = parse_args(argv)
+    root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())  # type: ignore[attr-defined]
+    report = collect(root, args.plan, args.iterations)  # type: ignore[attr-defined]
+    if args.json:  # type: ignore[attr-defined]
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render(report))
+    return 1 if report["problems"] else 0

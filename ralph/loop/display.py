@@ -1,0 +1,97 @@
+"""What the person at the terminal sees: on a TTY one status line (iteration
+i/N, story, elapsed, last result) kept below the streamed agent output; plain
+`ralph-loop:` lines otherwise (logs, CI)."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+CLEAR_LINE = "\r\x1b[K"
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class Display:
+    __slots__ = ("out", "tty", "quiet", "status_text", "status_shown", "line_open", "started", "last_draw")
+
+    def __init__(self, out: object = None, quiet: bool = False, tty: bool | None = None) -> None:
+        self.out = out if out is not None else sys.stdout
+        self.tty = self.out.isatty() if tty is None else tty  # type: ignore[attr-defined]
+        self.quiet = quiet
+        self.status_text = ""
+        self.status_shown = False
+        self.line_open = False  # streamed output ended mid-line
+        self.started = time.monotonic()
+        self.last_draw = 0.0
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)  # type: ignore[attr-defined]
+        self.out.flush()  # type: ignore[attr-defined]
+
+    def _width(self) -> int:
+        try:
+            return os.get_terminal_size(self.out.fileno()).columns  # type: ignore[attr-defined]
+        except (OSError, AttributeError, ValueError):
+            return 100
+
+    def _hide_status(self) -> None:
+        if self.status_shown:
+            self._write(CLEAR_LINE)
+            self.status_shown = False
+
+    def _draw_status(self) -> None:
+        if not self.tty or not self.status_text or self.line_open:
+            return
+        text = self.status_text.replace("{elapsed}", format_duration(time.monotonic() - self.started))
+        width = max(20, self._width() - 1)
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        self._write(CLEAR_LINE + "\x1b[7m" + text + "\x1b[0m")
+        self.status_shown = True
+        self.last_draw = time.monotonic()
+
+    def status(self, text: str) -> None:
+        """Set the status line (`{elapsed}` is filled in on every redraw)."""
+        self.status_text = text
+        if self.tty:
+            self._hide_status()
+            self._draw_status()
+
+    def tick(self) -> None:
+        if self.tty and self.status_shown and time.monotonic() - self.last_draw >= 1.0:
+            self._draw_status()
+
+    def message(self, text: str) -> None:
+        """A line that stays: iteration results, the finish summary."""
+        self._hide_status()
+        if self.line_open:
+            self._write("\n")
+            self.line_open = False
+        self._write(("ralph-loop: " if not self.tty else "» ") + text + "\n")
+        self._draw_status()
+
+    def output(self, chunk: bytes) -> None:
+        """Streamed child output."""
+        if self.quiet:
+            return
+        self._hide_status()
+        text = chunk.decode("utf-8", "replace")
+        self._write(text)
+        self.line_open = not text.endswith("\n")
+        self._draw_status()
+
+    def close(self) -> None:
+        self._hide_status()
+        if self.line_open:
+            self._write("\n")
+            self.line_open = False

@@ -1,0 +1,56 @@
+"""Where the loop finds its plan and writes its files (all under `.ralph/`)."""
+from __future__ import annotations
+
+import os
+import re
+
+PLAN_CANDIDATES = ("plan.md", "prd.json")
+PRD_DIR = re.compile(r"^PRD-(\d+)$")
+EVENTS_FILE = "events.jsonl"
+ABORT_FILE = "abort"
+LOGS_DIR = "logs"
+GITIGNORE = """\
+# Written by ralph-loop: run state (run.json, events, logs, hook sessions)
+# stays out of git; plans, progress notes and prompts are committed.
+*
+!.gitignore
+!*.md
+!prd.json
+!PRD-*/
+"""
+
+
+def discover_plan(state_dir: str) -> str | None:
+    """`.ralph/plan.md`, else `.ralph/prd.json`, else the highest-numbered
+    `.ralph/PRD-N/` folder holding one (the layout of multi-PRD projects)."""
+    for name in PLAN_CANDIDATES:
+        path = os.path.join(state_dir, name)
+        if os.path.isfile(path):
+            return path
+    numbered: list[tuple[int, str]] = []
+    try:
+        entries = os.listdir(state_dir)
+    except OSError:
+        return None
+    for entry in entries:
+        m = PRD_DIR.match(entry)
+        if m:
+            numbered.append((int(m.group(1)), entry))
+    for _, entry in sorted(numbered, reverse=True):
+        for name in PLAN_CANDIDATES:
+            path = os.path.join(state_dir, entry, name)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def progress_path_for(plan_path: str) -> str:
+    return os.path.join(os.path.dirname(plan_path), "progress.md")
+
+
+def relative(root: str, path: str) -> str:
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")

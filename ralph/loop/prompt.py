@@ -1,0 +1,140 @@
+"""Prompts: a template with {{placeholders}} filled from the story, the plan,
+progress notes and the failures of earlier iterations."""
+from __future__ import annotations
+
+import os
+import re
+
+from ralph.config import ConfigError
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+PLACEHOLDERS = (
+    "story_id", "story_title", "criteria", "plan_path", "progress_path", "progress",
+    "failures", "verify_command", "iteration", "story_iteration", "run_id", "plan", "stage",
+)
+DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
+MAX_PROGRESS_CHARS = 4000
+MAX_PLAN_CHARS = 20000
+MAX_FAILURE_EXCERPT = 1500
+
+
+def template_text(mode: str, path: str | None) -> tuple[str, str]:
+    """(text, where) of the template: the configured file or the packaged default."""
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), path
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: cannot read the prompt template: {e}. Fix the path in ralph.toml or --prompt.") from None
+    name = DEFAULT_TEMPLATES[mode]
+    default = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", name)
+    with open(default, encoding="utf-8") as f:
+        return f.read(), default
+
+
+def render(template: str, where: str, values: dict[str, str]) -> str:
+    """Fill {{name}} placeholders; an unknown one is an error naming its line."""
+    def substitute(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in values:
+            line = template.count("\n", 0, match.start()) + 1
+            raise ConfigError(f"{where}:{line}: unknown placeholder {{{{{name}}}}}; known: {', '.join(PLACEHOLDERS)}")
+        return values[name]
+
+    return PLACEHOLDER.sub(substitute, template)
+
+
+def tail_text(path: str, limit: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                f.seek(size - limit)
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if len(data) >= limit and "\n" in text:
+        text = "…\n" + text.split("\n", 1)[1]
+    return text.strip()
+
+
+def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
+    """The newest failures recorded for this story (any run), as prompt text."""
+    from ralph.failures import recent_failures
+
+    found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
+    found = found[-limit:]
+    if not found:
+        return "(none)"
+    parts = []
+    for entry in found:
+        head = f"- iteration {entry.get('iteration', '?')} ({entry.get('kind', 'failure')}): {entry.get('summary', '')}".rstrip()
+        excerpt = entry.get("excerpt")
+        if isinstance(excerpt, str) and excerpt.strip():
+            text = excerpt.strip()
+            if len(text) > MAX_FAILURE_EXCERPT:
+                text = "…" + text[-MAX_FAILURE_EXCERPT:]
+            head += "\n  ```\n" + "\n".join("  " + line for line in text.splitlines()) + "\n  ```"
+        parts.append(head)
+    return "\n".join(parts)
+
+
+def format_command(command: list[str] | str | None) -> str:
+    if command is None:
+        return "(none configured)"
+    if isinstance(command, str):
+        return command
+    import shlex
+
+    return shlex.join(command)
+
+
+def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,
+                 verify_command: list[str] | str | None, story: object, iteration: int, story_iteration: int,
+                 run_id: str, stage: str) -> str:
+    """The full prompt for one build iteration on `story`."""
+    from ralph.loop.paths import relative
+
+    template, where = template_text("build", template_path)
+    criteria = "\n".join(f"- {c}" for c in story.criteria) or "- (none listed: the title is the requirement)"  # type: ignore[attr-defined]
+    return render(template, where, {
+        "story_id": story.id,  # type: ignore[attr-defined]
+        "story_title": story.title,  # type: ignore[attr-defined]
+        "criteria": criteria,
+        "plan_path": relative(root, plan_path),
+        "progress_path": relative(root, progress_path),
+        "progress": tail_text(progress_path, MAX_PROGRESS_CHARS) or "(none yet)",
+        "failures": failure_context(state_dir, story.id),  # type: ignore[attr-defined]
+        "verify_command": format_command(verify_command),
+        "iteration": str(iteration),
+        "story_iteration": str(story_iteration),
+        "run_id": run_id,
+        "plan": tail_text(plan_path, MAX_PLAN_CHARS) or "(no plan yet)",
+        "stage": stage,
+    })
+
+
+def plan_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,
+                verify_command: list[str] | str | None, iteration: int, run_id: str, stage: str) -> str:
+    """The full prompt for one planning iteration."""
+    from ralph.loop.paths import relative
+
+    template, where = template_text("plan", template_path)
+    return render(template, where, {
+        "story_id": "", "story_title": "", "criteria": "", "story_iteration": "",
+        "failures": failure_context(state_dir, "PLAN"),
+        "plan_path": relative(root, plan_path),
+        "progress_path": relative(root, progress_path),
+        "progress": tail_text(progress_path, MAX_PROGRESS_CHARS) or "(none yet)",
+        "verify_command": format_command(verify_command),
+        "iteration": str(iteration), "run_id": run_id,
+        "plan": tail_text(plan_path, MAX_PLAN_CHARS) or "(no plan yet: write it)",
+        "stage": stage,
+    })
+
+
+def check_template(mode: str, path: str | None) -> None:
+    """Raise ConfigError now for a template that would fail at its first iteration."""
+    template, where = template_text(mode, path)
+    render(template, where, {name: "" for name in PLACEHOLDERS})

@@ -1,0 +1,65 @@
+"""The loop's records: `.ralph/run.json` (temp file + fsync + rename, format in
+ralph.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
+and run end, O_APPEND) and progress.md notes."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+
+from ralph.project import append_line, atomic_write
+from ralph.run_state import FORMAT_VERSION, RUN_FILE
+
+from ralph.loop.paths import EVENTS_FILE
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def write_run_state(state_dir: str, state: dict) -> None:
+    body = {"version": FORMAT_VERSION}
+    body.update(state)
+    atomic_write(os.path.join(state_dir, RUN_FILE), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+
+
+def read_run_state(state_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(state_dir, RUN_FILE), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def append_event(state_dir: str, event: dict) -> None:
+    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(event, ensure_ascii=False))
+
+
+def read_events(state_dir: str) -> list[dict]:
+    from ralph.project import read_lines
+
+    events = []
+    for line in read_lines(os.path.join(state_dir, EVENTS_FILE)):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def append_progress(path: str, story_id: str, title: str, iteration: int, run_id: str, notes: str = "") -> None:
+    """One dated entry per finished story: the next stories' prompts read it."""
+    entry = f"\n## {utc_now()} {story_id}: {title}\nDone in iteration {iteration} of run {run_id}."
+    if notes:
+        entry += " " + notes
+    if not os.path.exists(path):
+        entry = "# Progress\n" + entry
+    append_line(path, entry + "\n")

@@ -1,0 +1,216 @@
+"""Loop settings: defaults < ralph.toml [loop] (and [[loop.stages]]) < flags.
+
+Every bad value raises ConfigError naming the file and line of the key, so
+`ralph-loop` can print it and exit 2.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from ralph.config import ConfigError
+
+MODES = ("build", "plan")
+EXHAUSTED_ACTIONS = ("skip", "stop")
+
+# key -> (default, kind, minimum); kind "number" accepts int or float.
+LOOP_KEYS: dict[str, tuple[object, str, float | None]] = {
+    "agent_command": ("claude -p --dangerously-skip-permissions", "command", None),
+    "timeout_seconds": (1800, "number", 1),
+    "verify_command": (None, "command?", None),
+    "verify_timeout_seconds": (1800, "number", 1),
+    "max_iterations": (10, "int", 1),
+    "max_iterations_per_story": (5, "int", 0),
+    "max_minutes_per_story": (60, "number", 0),
+    "on_story_exhausted": ("skip", "choice:" + "|".join(EXHAUSTED_ACTIONS), None),
+    "no_progress_limit": (3, "int", 0),
+    "plan": (None, "path?", None),
+    "progress": (None, "path?", None),
+    "prompt": (None, "path?", None),
+    "plan_prompt": (None, "path?", None),
+    "rollback_on_verify_fail": (True, "bool", None),
+    "mode": ("build", "choice:" + "|".join(MODES), None),
+    "stages": (None, "stages", None),
+}
+STAGE_KEYS: dict[str, tuple[object, str, float | None]] = {
+    "name": (None, "str", None),
+    "mode": ("build", "choice:" + "|".join(MODES), None),
+    "max_iterations": (None, "int?", 1),
+    "prompt": (None, "path?", None),
+    "verify_command": (None, "command?", None),
+    "agent_command": (None, "command?", None),
+    "timeout_seconds": (None, "number?", 1),
+}
+
+
+class Stage:
+    """One pipeline stage: how many iterations, which prompt, which verify."""
+
+    __slots__ = ("name", "mode", "max_iterations", "prompt", "verify_command", "agent_command", "timeout_seconds")
+
+    def __init__(self, name: str, mode: str, max_iterations: int, prompt: str | None,
+                 verify_command: list[str] | str | None, agent_command: list[str] | str, timeout_seconds: float) -> None:
+        self.name = name
+        self.mode = mode
+        self.max_iterations = max_iterations
+        self.prompt = prompt
+        self.verify_command = verify_command
+        self.agent_command = agent_command
+        self.timeout_seconds = timeout_seconds
+
+    def __repr__(self) -> str:
+        return f"Stage({self.name!r}, mode={self.mode!r}, max_iterations={self.max_iterations})"
+
+
+class LoopSettings:
+    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations")
+
+    def __init__(self, root: str, config_path: str | None, values: dict, stages: list[Stage]) -> None:
+        self.root = root
+        self.config_path = config_path
+        self.values = values
+        self.stages = stages
+        self.once = False
+        self.dry_run = False
+        self.quiet = False
+        self.max_total_iterations: int | None = None
+
+    def __getitem__(self, key: str) -> object:
+        return self.values[key]
+
+
+def key_line(path: str | None, key: str, table: str = "loop", occurrence: int = 0) -> str:
+    """`path:line` of `key` inside `[table]` (or the n-th `[[table]]`), for messages."""
+    if not path:
+        return "ralph.toml"
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return path
+    header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+    key_re = re.compile(r"^\s*[\"']?%s[\"']?\s*=" % re.escape(key))
+    current = None
+    seen = -1
+    header_line = 0
+    for number, line in enumerate(lines, 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1)
+            if current == table:
+                seen += 1
+                if seen == occurrence:
+                    header_line = number
+            continue
+        if current == table and seen == occurrence and key_re.match(line):
+            return f"{path}:{number}"
+    if header_line and table != "loop":  # a key missing from a [[loop.stages]] table: point at the table
+        return f"{path}:{header_line}"
+    # dotted keys (loop.max_iterations = 3) at top level
+    dotted = re.compile(r"^\s*%s\s*\.\s*%s\s*=" % (re.escape(table), re.escape(key)))
+    for number, line in enumerate(lines, 1):
+        if dotted.match(line):
+            return f"{path}:{number}"
+    return path
+
+
+def _check(value: object, kind: str, minimum: float | None, where: str, key: str) -> object:
+    optional = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None and optional:
+        return None
+    if base == "command":
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ConfigError(f"{where}: {key} must be a non-empty string (run by /bin/sh) or a list of strings (run as is), got {value!r}")
+    if base in ("int", "number"):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if base == "number":
+            ok = ok or isinstance(value, float)
+        if not ok:
+            noun = "an integer" if base == "int" else "a number"
+            raise ConfigError(f"{where}: {key} must be {noun}, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise ConfigError(f"{where}: {key} must be >= {minimum:g}, got {value!r}")
+        return value
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key} must be true or false, got {value!r}")
+        return value
+    if base in ("path", "str"):
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where}: {key} must be a non-empty string, got {value!r}")
+        return value
+    if base.startswith("choice:"):
+        choices = base.split(":", 1)[1].split("|")
+        if value not in choices:
+            raise ConfigError(f"{where}: {key} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+        return value
+    raise AssertionError(kind)
+
+
+def _validate_table(table: dict, keys: dict, path: str | None, table_name: str, occurrence: int = 0) -> dict:
+    values: dict = {}
+    for key, value in table.items():
+        if key not in keys:
+            where = key_line(path, key, table_name, occurrence)
+            raise ConfigError(f"{where}: unknown key {key!r} in [{table_name}]; known keys: {', '.join(sorted(keys))}")
+        default, kind, minimum = keys[key]
+        if kind == "stages":
+            continue
+        values[key] = _check(value, kind, minimum, key_line(path, key, table_name, occurrence), key)
+    return values
+
+
+def loop_settings(root: str, config: dict, config_path: str | None, flags: dict) -> LoopSettings:
+    """Merge defaults, the [loop] table and command-line flags (non-None ones win)."""
+    from ralph.config import section
+
+    table = section(config, "loop", config_path or "ralph.toml")
+    values = {key: default for key, (default, _, _) in LOOP_KEYS.items() if key != "stages"}
+    values.update(_validate_table(table, LOOP_KEYS, config_path, "loop"))
+    stages_raw = table.get("stages")
+    stage_tables: list[dict] = []
+    if stages_raw is not None:
+        if not isinstance(stages_raw, list) or not all(isinstance(s, dict) for s in stages_raw):
+            raise ConfigError(f"{key_line(config_path, 'stages')}: stages must be [[loop.stages]] tables")
+        for number, stage in enumerate(stages_raw):
+            checked = _validate_table(stage, STAGE_KEYS, config_path, "loop.stages", number)
+            if not checked.get("name"):
+                raise ConfigError(f"{key_line(config_path, 'name', 'loop.stages', number)}: [[loop.stages]] #{number + 1} needs a name")
+            stage_tables.append(checked)
+    for key, value in flags.items():
+        if value is not None:
+            values[key] = value
+    if flags.get("mode") is not None or not stage_tables:
+        # a --mode flag (or no pipeline) runs one stage of that mode
+        stage_tables = [{"name": values["mode"], "mode": values["mode"]}]
+    names = [s["name"] for s in stage_tables]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{config_path}: [[loop.stages]] names must be unique, got {names}")
+    stages = [
+        Stage(
+            name=s["name"],
+            mode=s.get("mode") or "build",
+            max_iterations=int(s.get("max_iterations") or values["max_iterations"]),
+            prompt=s.get("prompt") or (values["plan_prompt"] if s.get("mode") == "plan" else values["prompt"]),
+            verify_command=s["verify_command"] if s.get("verify_command") is not None else (values["verify_command"] if (s.get("mode") or "build") == "build" else None),
+            agent_command=s.get("agent_command") or values["agent_command"],
+            timeout_seconds=s.get("timeout_seconds") or values["timeout_seconds"],
+        )
+        for s in stage_tables
+    ]
+    if flags.get("verify_command") is not None:
+        for stage in stages:
+            if stage.mode == "build":
+                stage.verify_command = flags["verify_command"]
+    settings = LoopSettings(root, config_path, values, stages)
+    # --max-iterations also caps the whole run, across stages
+    settings.max_total_iterations = flags.get("max_iterations")
+    return settings
+
+
+def resolve(root: str, path: str) -> str:
+    return path if os.path.isabs(path) else os.path.join(root, path)

@@ -1,0 +1,133 @@
+"""Unit tests for the loop's pure parts: story state rewrites (byte for byte),
+settings precedence and the TTY status line."""
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+from ralph.config import ConfigError
+from ralph.loop.display import CLEAR_LINE, Display
+from ralph.loop.settings import loop_settings
+from ralph.plan import PlanError, load_stories, parse_plan_md, rewrite_plan_md_state, rewrite_prd_state, set_story_state
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_plan_md_rewrite_touches_only_the_box(newline: str) -> None:
+    lines = ["\ufeff- [ ] US-001: Première ✓", "  - critère 😀", "", "- [x] US-002: done", "- [] US-003: empty box", "text after"]
+    text = newline.join(lines) + newline
+    done = rewrite_plan_md_state(text, "US-001", "done")
+    assert done == text.replace("- [ ] US-001", "- [x] US-001")
+    blocked = rewrite_plan_md_state(text, "US-003", "blocked")
+    assert blocked == text.replace("- [] US-003", "- [!] US-003")
+    reopened = rewrite_plan_md_state(text, "US-002", "todo")
+    assert reopened == text.replace("- [x] US-002", "- [ ] US-002")
+    assert [s.state for s in parse_plan_md(done)] == ["done", "done", "todo"]
+
+
+def test_plan_md_rewrite_with_unicode_line_separators_in_titles() -> None:
+    # str.splitlines() splits on \u2028 too; the rewrite must agree with the parser's numbering
+    text = "- [ ] US-001: a\u2028b\n- [ ] US-002: c\n"
+    out = rewrite_plan_md_state(text, "US-002", "done")
+    assert out == "- [ ] US-001: a\u2028b\n- [x] US-002: c\n"
+
+
+def test_plan_md_unknown_story() -> None:
+    with pytest.raises(PlanError, match="no story US-009"):
+        rewrite_plan_md_state("- [ ] US-001: a\n", "US-009", "done")
+
+
+def test_set_story_state_is_atomic_and_idempotent(tmp_path) -> None:
+    path = tmp_path / "plan.md"
+    path.write_bytes("- [ ] US-001: Ünï\r\n".encode())
+    assert set_story_state(str(path), "US-001", "done") is True
+    assert set_story_state(str(path), "US-001", "done") is False
+    assert path.read_bytes() == "- [x] US-001: Ünï\r\n".encode()
+    assert os.listdir(tmp_path) == ["plan.md"]  # no temp file left
+
+
+PRD = """{
+  "project": "x",
+  "userStories": [
+    {
+      "id": "US-001",
+      "title": "has {braces} and \\"quotes\\"",
+      "priority": 1,
+      "passes": false,
+      "notes": {"passes": true}
+    },
+    {"id": "US-002", "title": "b", "priority": 2, "passes": false}
+  ]
+}
+"""
+
+
+def test_prd_rewrite_edits_values_in_place() -> None:
+    done = rewrite_prd_state(PRD, "US-001", "done")
+    assert done == PRD.replace('"priority": 1,\n      "passes": false', '"priority": 1,\n      "passes": true')
+    blocked = rewrite_prd_state(PRD, "US-002", "blocked")
+    assert blocked == PRD.replace('"priority": 2, "passes": false}', '"priority": 2, "passes": false, "blocked": true}')
+    multi = rewrite_prd_state(PRD, "US-001", "blocked")
+    assert '"passes": false,\n      "blocked": true,\n      "notes"' in multi
+    assert json.loads(rewrite_prd_state(multi, "US-001", "todo"))["userStories"][0]["blocked"] is False
+
+
+def test_prd_rewrite_crlf_and_unicode(tmp_path) -> None:
+    text = PRD.replace("\n", "\r\n").replace('"b"', '"日本"')
+    path = tmp_path / "prd.json"
+    path.write_bytes(text.encode())
+    set_story_state(str(path), "US-002", "done")
+    assert path.read_bytes() == text.replace('"priority": 2, "passes": false', '"priority": 2, "passes": true').encode()
+    assert [s.state for s in load_stories(str(path))] == ["todo", "done"]
+
+
+def test_settings_precedence(tmp_path) -> None:
+    config = {"loop": {"max_iterations": 7, "verify_command": "make test", "agent_command": ["a", "b"],
+                       "stages": [{"name": "plan", "mode": "plan", "max_iterations": 2}, {"name": "build"}]}}
+    settings = loop_settings(str(tmp_path), config, None, {"max_iterations": None, "mode": None})
+    assert [(s.name, s.mode, s.max_iterations, s.verify_command) for s in settings.stages] == [
+        ("plan", "plan", 2, None), ("build", "build", 7, "make test")]
+    assert settings.stages[1].agent_command == ["a", "b"]
+    flagged = loop_settings(str(tmp_path), config, None, {"max_iterations": 3, "mode": "build", "verify_command": "true"})
+    assert [(s.name, s.max_iterations, s.verify_command) for s in flagged.stages] == [("build", 3, "true")]
+    assert flagged.max_total_iterations == 3
+
+
+def test_settings_errors_name_the_line(tmp_path) -> None:
+    path = tmp_path / "ralph.toml"
+    path.write_text('[guard]\nx = 1\n\n[loop]\nagent_command = []\n')
+    with pytest.raises(ConfigError, match=r"ralph.toml:5: agent_command must be a non-empty string"):
+        loop_settings(str(tmp_path), {"loop": {"agent_command": []}}, str(path), {})
+    path.write_text('[loop]\n[[loop.stages]]\nname = "a"\n[[loop.stages]]\nmode = "plan"\n')
+    with pytest.raises(ConfigError, match=r"ralph.toml:4: \[\[loop.stages\]\] #2 needs a name"):
+        loop_settings(str(tmp_path), {"loop": {"stages": [{"name": "a"}, {"mode": "plan"}]}}, str(path), {})
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_tty_status_line_stays_below_output() -> None:
+    out = FakeTTY()
+    display = Display(out)
+    display.status("iteration 1/3 · US-001 · {elapsed}")
+    display.output(b"agent says hi\n")
+    display.message("iteration 1: US-001: done")
+    display.close()
+    text = out.getvalue()
+    assert "iteration 1/3 · US-001 · 0s" in text
+    # the status line is cleared before output and redrawn after it
+    assert text.index(CLEAR_LINE + "agent says hi\n") < text.rindex("iteration 1/3")
+    assert text.endswith(CLEAR_LINE)
+
+
+def test_plain_output_has_no_escape_codes() -> None:
+    out = io.StringIO()
+    display = Display(out)
+    display.status("iteration 1/3 · {elapsed}")
+    display.output(b"partial line")
+    display.message("done")
+    assert out.getvalue() == "partial line\nralph-loop: done\n"
