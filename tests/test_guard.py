@@ -1,0 +1,230 @@
+"""The push/merge guard (issue 4).
+
+The corpus in tests/fixtures/bash/<category>/*.jsonl is labelled by what bash
+really does (scripts/label_guard_corpus.py runs each case in a sandbox repo
+with a local bare remote); every case goes through the real entry point,
+`ralph pre-tool`, fed a real-shaped PreToolUse payload.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ralph.rules.guard import GuardPolicy, GuardVerdict, judge_command
+
+from .conftest import FIXTURES, RALPH, load_payload, run_hook
+
+CORPUS = os.path.join(FIXTURES, "bash")
+CATEGORIES = ("block", "allow", "bypass", "fail_closed")
+
+
+def load_corpus() -> list[tuple[str, dict]]:
+    cases = []
+    for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.jsonl"))):
+        category = os.path.basename(os.path.dirname(path))
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip():
+                    case = json.loads(line)
+                    case["id"] = f"{category}:{number}"
+                    cases.append((category, case))
+    return cases
+
+
+CORPUS_CASES = load_corpus()
+
+
+def bash_payload(command: str, cwd: str) -> bytes:
+    payload = load_payload("PreToolUse_Bash", cwd)
+    payload["cwd"] = cwd
+    payload["tool_input"]["command"] = command
+    return json.dumps(payload).encode()
+
+
+def run_pre_tool(command: str, cwd: str, env: dict[str, str]) -> dict:
+    proc = subprocess.run([RALPH, "pre-tool"], input=bash_payload(command, cwd), capture_output=True, cwd=cwd, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert b"Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def corpus_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Every corpus case through `ralph pre-tool`, four at a time."""
+    cwd = str(tmp_path_factory.mktemp("guard-project"))
+    env = dict(os.environ)
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    env.pop("RALPH_CONFIG", None)
+    with ThreadPoolExecutor(4) as pool:
+        outputs = list(pool.map(lambda item: run_pre_tool(item[1]["command"], cwd, env), CORPUS_CASES))
+    return {case["id"]: output for (_, case), output in zip(CORPUS_CASES, outputs)}
+
+
+def test_corpus_shape() -> None:
+    counts = {c: sum(1 for category, _ in CORPUS_CASES if category == c) for c in CATEGORIES}
+    assert sum(counts.values()) >= 300, counts
+    assert all(counts[c] >= 20 for c in CATEGORIES), counts
+    for category, case in CORPUS_CASES:
+        assert category in CATEGORIES, category
+        assert case["expect"] == ("allow" if category == "allow" else "block"), case
+        assert case["why"], case
+        assert set(case) <= {"command", "expect", "why", "sandbox", "id"}, case
+
+
+def test_corpus_through_pre_tool(corpus_outputs: dict[str, dict]) -> None:
+    wrong = []
+    for category, case in CORPUS_CASES:
+        output = corpus_outputs[case["id"]]
+        specific = output.get("hookSpecificOutput") or {}
+        if case["expect"] == "block":
+            ok = specific.get("permissionDecision") == "deny" and specific.get("hookEventName") == "PreToolUse"
+            ok = ok and "commit" in specific.get("permissionDecisionReason", "")
+        else:
+            ok = output == {}
+        if not ok:
+            wrong.append(f"{case['id']} expect {case['expect']}: {case['command']!r} -> {output}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("category,case", CORPUS_CASES, ids=[case["id"] for _, case in CORPUS_CASES])
+def test_corpus_direct(category: str, case: dict) -> None:
+    verdict = judge_command(case["command"])
+    assert verdict.blocked == (case["expect"] == "block"), (case, verdict.reason, verdict.trace)
+    if verdict.blocked:
+        assert verdict.evidence and verdict.reason
+
+
+# ---- reasons and explain ----
+
+
+def test_block_reason_is_actionable() -> None:
+    verdict = judge_command("git status && bash -c 'git push origin main'")
+    assert verdict.blocked
+    assert "git push origin main" in verdict.reason
+    assert "bash -c" in verdict.reason  # where it was nested
+    assert "commit" in verdict.reason and "left to the person or the loop" in verdict.reason
+    assert any("git push" in e for e in verdict.evidence)
+
+
+def test_fail_closed_reason_asks_for_a_plain_rewrite() -> None:
+    verdict = judge_command("git $SUBCMD origin main")
+    assert verdict.blocked
+    assert "literally" in verdict.reason and "only known when the command runs" in verdict.reason
+
+
+def test_pull_reason_suggests_fetch() -> None:
+    assert "git fetch" in judge_command("git pull").reason
+
+
+def test_explain_prints_decision_and_trace() -> None:
+    proc = subprocess.run([RALPH, "explain", "cmd=push; git status && git $cmd"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "decision: BLOCK" in proc.stdout
+    assert "`git $cmd`" in proc.stdout and "BLOCK" in proc.stdout
+    assert "git status: allowed" in proc.stdout
+    proc = subprocess.run([RALPH, "explain", "--json", "git log --merges"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["blocked"] is False
+
+
+# ---- configuration ----
+
+
+def test_policy_from_config_validates() -> None:
+    from ralph.config import ConfigError
+
+    policy = GuardPolicy.from_config({"block_git_subcommands": ["lfs"], "block_programs": ["gh pr merge"], "allow_commands": ["git push --dry-run"]})
+    assert judge_command("git lfs push origin main", policy).blocked
+    assert judge_command("gh pr merge 12 --squash", policy).blocked
+    assert judge_command("gh -R me/repo pr merge 12", policy).blocked
+    assert not judge_command("gh pr view 12", policy).blocked
+    assert not judge_command("git push --dry-run", policy).blocked
+    assert judge_command("git push --dry-run origin", policy).blocked  # exact strings only
+    for bad in ({"block_programs": "gh pr merge"}, {"block_git_subcommands": ["lfs push"]}, {"allow_commands": [1]}, {"unknown": []}):
+        with pytest.raises(ConfigError) as raised:
+            GuardPolicy.from_config(bad, "x/ralph.toml")
+        assert "x/ralph.toml" in str(raised.value)
+
+
+def test_config_through_pre_tool(tmp_path) -> None:
+    (tmp_path / "ralph.toml").write_text('[guard]\nblock_programs = ["gh pr merge"]\nallow_commands = ["git push origin docs"]\n')
+    assert run_hook("pre-tool", bash_payload("gh pr merge 7", str(tmp_path)), str(tmp_path)).denied
+    assert run_hook("pre-tool", bash_payload("git push origin docs", str(tmp_path)), str(tmp_path)).output == {}
+    assert run_hook("pre-tool", bash_payload("git push origin main", str(tmp_path)), str(tmp_path)).denied
+
+
+# ---- robustness and speed ----
+
+
+ADVERSARIAL = [
+    ("$(" * 10000 + "git push" + ")" * 10000, True),
+    ("$(" * 10000 + "ls" + ")" * 10000, False),
+    ("echo " + "a" * 1_000_000, False),
+    ("echo " + "a " * 500_000 + "; git push", True),
+    ("true; " * 100_000 + "git push", True),
+    ("{" * 5000 + "a,b" + "}" * 5000, False),
+    ("x=push; " + "x=$x$x; " * 40 + "git $x", True),
+    ("if true; then " * 3000 + "git push" + "; fi" * 3000, True),
+    ("eval " * 3000 + "git push", True),
+    ("f0(){ git status; }; " + " ".join(f"f{i}(){{ f{i - 1}; f{i - 1}; }};" for i in range(1, 40)) + " f39", False),
+    ("${x:-" * 5000 + "push" + "}" * 5000, True),
+    ("`" * 4001, False),
+]
+
+
+@pytest.mark.parametrize("command,blocked", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_adversarial_input_answers_in_time(command: str, blocked: bool) -> None:
+    started = time.perf_counter()
+    verdict = judge_command(command)
+    elapsed = time.perf_counter() - started
+    assert isinstance(verdict, GuardVerdict)
+    assert verdict.blocked == blocked, verdict.reason
+    assert elapsed < 1.5, elapsed  # deadline 0.25 s plus parse of a megabyte
+
+
+def test_deadline_fails_closed_only_when_it_could_push() -> None:
+    slow = "true; " * 100_000
+    assert judge_command(slow + "git push", deadline=0.01).blocked
+    verdict = judge_command(slow + "ls", deadline=0.01)
+    assert not verdict.blocked and "deadline" in verdict.trace[-1] or "too long" in verdict.trace[-1]
+
+
+def test_never_raises_on_random_text() -> None:
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from(list("gitpushmerge $(){}[]'\"`\\;&|<>\n\t#=!*?~-_.,:/x0") + ["<<", "$'", "${", "$((", "<<'E'\nE\n"])
+
+    @hypothesis.settings(max_examples=400, deadline=None, derandomize=True)
+    @hypothesis.given(st.lists(alphabet, max_size=60).map("".join))
+    def check(text: str) -> None:
+        verdict = judge_command(text)
+        assert isinstance(verdict.blocked, bool)
+        if verdict.blocked:
+            assert verdict.reason
+
+    check()
+
+
+def test_plain_command_is_fast() -> None:
+    for command in ("git status --porcelain", "cat README.md && git diff --stat"):
+        judge_command(command)
+        started = time.perf_counter()
+        for _ in range(200):
+            judge_command(command)
+        per_call = (time.perf_counter() - started) / 200
+        assert per_call < 0.001, per_call
+
+
+def test_hot_path_imports() -> None:
+    # modules the guard itself brings in (site may have loaded re/pathlib already)
+    code = ("import sys; before = set(sys.modules); import ralph.rules.guard; "
+            "print(sorted(m for m in set(sys.modules) - before if not m.startswith('ralph')))")
+    out = subprocess.run([os.path.join(os.path.dirname(RALPH), "python"), "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
