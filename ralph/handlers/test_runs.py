@@ -1,0 +1,265 @@
+"""Bash results judged as test runs: feedback on failures, rollback in a loop run.
+
+Called by the PostToolUse (exit 0) and PostToolUseFailure (non-zero exit)
+handlers for every Bash result. A run that is not a test run costs one pure
+judgement and nothing else. Each judged run is appended to the history:
+`.ralph/runs/<run_id>/tests.jsonl` during a loop run, else
+`.ralph/sessions/<session>/tests.jsonl` (one JSON line, O_APPEND).
+
+A failing run always gets feedback (runner, failing tests, evidence). In a
+loop run (`.ralph/run.json` active, build stage) the `[rollback]` policy
+(ralph.rules.rollback_policy) decides whether to roll back: everything is saved
+to `refs/ralph/rollbacks/<id>`, the tree goes back to the iteration's
+checkpoint, earlier reads stop counting, the failure is recorded for the next
+prompt, and the agent is told by a `decision: block`. Git is imported and run
+only then; nothing here raises.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ralph.hook import HookCall, Outcome, block, context
+
+HISTORY_FILE = "tests.jsonl"
+MAX_FAILING_SHOWN = 10
+MAX_EVIDENCE_LINES = 12
+MAX_EVIDENCE_CHARS = 240
+MAX_EXCERPT = 3000
+ROLLBACK_STAGES = ("build",)  # a planning iteration edits the plan, not code: never rolled back
+
+
+def _safe_name(value: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:100].lstrip(".")
+    return safe or "unknown"
+
+
+def history_path(state_dir: str, run: object | None, session_id: str) -> str:
+    """Where judged runs are recorded: per loop run, else per session."""
+    if run is not None:
+        return os.path.join(state_dir, "runs", _safe_name(run.run_id or "unknown-run"), HISTORY_FILE)
+    from ralph.reads import session_dir
+
+    return os.path.join(session_dir(state_dir, session_id), HISTORY_FILE)
+
+
+def load_history(path: str, iteration: int | None = None) -> list[dict]:
+    """The recorded runs (and rollback markers), oldest first; of one iteration when given."""
+    from ralph.project import read_lines
+
+    found = []
+    for line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and (iteration is None or record.get("iteration") == iteration):
+            found.append(record)
+    return found
+
+
+def load_policy(call: HookCall) -> object:
+    """The `[rollback]` policy; a broken config is noted and the defaults apply."""
+    from ralph.rules.rollback_policy import RollbackPolicy
+
+    try:
+        from ralph.config import ConfigError, config_path, load_config, section
+
+        config = load_config(call.root, call.environ)
+        if not config:
+            return RollbackPolicy()
+        path = config_path(call.root, call.environ) or "ralph.toml"
+        return RollbackPolicy.from_config(section(config, "rollback", path), path)
+    except ConfigError as e:
+        call.problems.append(f"{e}; using the default rollback policy")
+        return RollbackPolicy()
+
+
+def _bounded_lines(lines: list[str], limit: int = MAX_EVIDENCE_LINES) -> list[str]:
+    shown = [line if len(line) <= MAX_EVIDENCE_CHARS else line[: MAX_EVIDENCE_CHARS - 1] + "…" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"… {len(lines) - limit} more")
+    return shown
+
+
+def failure_summary(verdict: object, exit_code: int | None) -> str:
+    """What failed, in the words the agent needs: runner, failing tests, evidence."""
+    runner = verdict.runner or "test"
+    code = f" (exit {exit_code})" if exit_code not in (None, 0) else ""
+    lines = [f"The {runner} run failed{code}."]
+    failing = list(verdict.failing_tests or [])
+    if failing:
+        shown = ", ".join(failing[:MAX_FAILING_SHOWN])
+        more = f" and {len(failing) - MAX_FAILING_SHOWN} more" if len(failing) > MAX_FAILING_SHOWN else ""
+        lines.append(f"Failing tests ({len(failing)}): {shown}{more}")
+    evidence = [e for e in (verdict.evidence or []) if isinstance(e, str) and e.strip()]
+    if evidence:
+        lines.append("Evidence:")
+        lines.extend("  " + e for e in _bounded_lines(evidence))
+    return "\n".join(lines)
+
+
+def _excerpt(output: str) -> str:
+    text = output[-MAX_EXCERPT:]
+    try:
+        from ralph.rules.redact import redact
+
+        return redact(text)
+    except ImportError:
+        return text
+
+
+def _without_deadline(action: object) -> object:
+    """Run a rollback with the hook's own deadline paused: an alarm in the middle
+    of a reset would leave a half-reset tree (the work is saved, but still)."""
+    try:
+        import signal
+
+        remaining = signal.setitimer(signal.ITIMER_REAL, 0)[0]
+    except (ImportError, ValueError, OSError, AttributeError):
+        return action()
+    try:
+        return action()
+    finally:
+        if remaining:
+            signal.setitimer(signal.ITIMER_REAL, remaining)
+
+
+def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
+    """Save + reset to the checkpoint, then tell everyone: reads, failures, history. -> RollbackResult."""
+    from ralph.rollback import RollbackResult, save_and_restore
+
+    try:
+        result = _without_deadline(
+            lambda: save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
+        )
+    except Exception as e:  # noqa: BLE001 - a rollback problem must reach the agent, not crash the hook
+        result = RollbackResult(checkpoint=run.checkpoint, message=f"rollback crashed before resetting anything: {type(e).__name__}: {str(e)[:300]}")
+    call.log_extra["rollback"] = {"restored": result.restored, "ref": result.ref, "message": result.message[:300]}
+    if result.restored:
+        try:
+            from ralph.reads import invalidate_all
+
+            invalidate_all(call.state_dir)
+        except OSError as e:
+            call.problems.append(f"could not invalidate reads after the rollback: {e}")
+    from ralph.project import append_line
+
+    marker = {
+        "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
+        "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
+    }
+    try:
+        append_line(history_file, json.dumps(marker, ensure_ascii=False))
+    except OSError as e:
+        call.problems.append(f"could not record the rollback marker: {e}")
+    from ralph.failures import record_failure
+
+    try:
+        record_failure(call.state_dir, {
+            "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
+            "kind": "rollback" if result.restored else "rollback_failed",
+            "summary": (f"rolled back to {result.checkpoint[:12]} after {trigger}; work saved to {result.ref}" if result.restored
+                        else f"rollback after {trigger} did not happen: {result.message}"),
+            "excerpt": excerpt,
+            "command": record.get("command", ""), "runner": record.get("runner", ""),
+            "failing_tests": record.get("failing_tests", []),
+            "ref": result.ref, "snapshot_id": result.id, "checkpoint": result.checkpoint, "session": call.session_id,
+        })
+    except OSError as e:
+        call.problems.append(f"could not record the failure: {e}")
+    return result
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
+    """Judge one Bash result; None when there is nothing to say."""
+    from ralph.rules.test_outcome import judge_test_run
+
+    verdict = judge_test_run(command, exit_code, output)
+    if verdict.verdict == "not_test":
+        return None
+    call.log_extra["test_verdict"] = verdict.verdict
+    call.log_extra["runner"] = verdict.runner
+    from ralph.rules.rollback_policy import run_record
+    from ralph.run_state import load_active_run
+
+    run = load_active_run(call.state_dir)
+    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    record.update(at=_now(), session=call.session_id, exit_code=exit_code)
+    if run is not None:
+        record.update(run_id=run.run_id, iteration=run.iteration, story=run.story_id)
+    path = history_path(call.state_dir, run, call.session_id)
+    in_loop = run is not None and run.stage in ROLLBACK_STAGES
+    history = load_history(path, run.iteration) if in_loop and verdict.verdict == "fail" else []
+    try:
+        from ralph.project import append_line
+
+        append_line(path, json.dumps(record, ensure_ascii=False))
+    except OSError as e:
+        call.problems.append(f"could not record the test run in {path}: {e}")
+    if verdict.verdict != "fail":
+        return None
+
+    summary = failure_summary(verdict, exit_code)
+    header = "ralph-hooks: " + summary
+    if not in_loop:
+        return context(call.event, header)
+    from ralph.rules.rollback_policy import decide
+
+    decision = decide(history, record, load_policy(call))
+    call.log_extra["rollback_policy"] = decision.to_dict()
+    if not decision.rollback:
+        if decision.remaining is not None:
+            after = "the next failing run" if decision.remaining == 1 else f"{decision.remaining} more failing runs"
+            header += (
+                f"\nLoop: {decision.reason} in iteration {run.iteration}; after {after}, ralph saves your work to a ref "
+                f"and resets the tree to the iteration's checkpoint {run.checkpoint[:12]}. Fix one thing at a time and rerun."
+            )
+        return context(call.event, header)
+
+    trigger = f"{decision.reason}"
+    result = perform_rollback(call, run, path, record, trigger, _excerpt(output))
+    if not result.restored:
+        return context(call.event, f"{header}\nralph-hooks tried to roll back ({trigger}) but did not: {result.message}")
+    reason = (
+        f"ralph-hooks rolled this iteration back: {trigger}, story {run.story_id}, iteration {run.iteration}. "
+        f"All your uncommitted and committed work since the checkpoint is saved in {result.ref} "
+        f"(`git show --stat {result.ref}`, `git diff {result.checkpoint[:12]} {result.ref}`). "
+        f"The work tree, index and HEAD are back at checkpoint {result.checkpoint[:12]}, as the iteration began: "
+        "files you read or edited may have changed, so re-read each file before editing it. "
+        "Take a smaller step: make one failing test pass at a time and run it after each change."
+    )
+    return block(call.event, reason, "Last failing run before the rollback:\n" + summary)
+
+
+def rollback_at_stop(call: HookCall, run: object) -> str | None:
+    """For the Stop handler: apply the at-stop policy to the current iteration.
+
+    Returns a one-paragraph message when it rolled back (or tried to), else None.
+    Call it when the stop is going to be allowed in a loop run (see README).
+    """
+    if run is None or run.stage not in ROLLBACK_STAGES:
+        return None
+    from ralph.rules.rollback_policy import should_rollback_at_stop
+
+    path = history_path(call.state_dir, run, call.session_id)
+    history = load_history(path, run.iteration)
+    decision = should_rollback_at_stop(history, load_policy(call))
+    call.log_extra["rollback_at_stop"] = decision.to_dict()
+    if not decision.rollback:
+        return None
+    from ralph.rules.rollback_policy import last_run
+
+    last = last_run(history) or {}
+    result = perform_rollback(call, run, path, last, decision.reason, "")
+    if not result.restored:
+        return f"ralph-hooks tried to roll back at stop ({decision.reason}) but did not: {result.message}"
+    return (
+        f"ralph-hooks rolled iteration {run.iteration} of {run.story_id} back at stop: {decision.reason}. "
+        f"The work is saved in {result.ref}; the tree is back at checkpoint {result.checkpoint[:12]}."
+    )

@@ -1,0 +1,633 @@
+"""ralph.rollback on real git repositories: save everything, reset to the
+checkpoint, restore byte for byte (files, exec bits, symlinks, the index)."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+
+import pytest
+
+from ralph import rollback
+
+GIT_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    proc = subprocess.run(["git", *args], cwd=repo, env=GIT_ENV, input=input, capture_output=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {args} failed: {proc.stderr.decode()}")
+    return proc.stdout
+
+
+def write(repo, rel: str | bytes, data: bytes | str, mode: int | None = None) -> None:
+    path = os.path.join(os.fsencode(str(repo)), os.fsencode(rel))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    if mode is not None:
+        os.chmod(path, mode)
+
+
+def head(repo) -> str:
+    return git(repo, "rev-parse", "HEAD").decode().strip()
+
+
+def make_repo(tmp_path, name: str = "repo"):
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, ".gitignore", "*.log\nbuild/\n")
+    write(repo, "src/app.py", "def f():\n    return 1\n")
+    write(repo, "README.md", "hello\n")
+    write(repo, "bin/tool.sh", "#!/bin/sh\necho hi\n", 0o755)
+    write(repo, "data.bin", bytes(range(256)) * 4)
+    os.symlink("README.md", repo / "link-to-readme")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "checkpoint")
+    write(repo, "debug.log", "ignored before the iteration\n")
+    return repo
+
+
+def tree_state(repo) -> dict:
+    """Every file under the work tree (ignored ones too, .git excluded): kind, exec bit, bytes."""
+    top = os.fsencode(str(repo))
+    found = {}
+    for dirpath, dirs, files in os.walk(top):
+        if b".git" in dirs:
+            dirs.remove(b".git")
+        if b".git" in files and dirpath != top:
+            files.remove(b".git")  # a submodule's gitfile
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, top)
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                found[rel] = ("link", os.readlink(full))
+            else:
+                with open(full, "rb") as f:
+                    found[rel] = ("file", bool(st.st_mode & stat.S_IXUSR), stat.S_IMODE(st.st_mode), f.read())
+    return found
+
+
+def index_state(repo) -> bytes:
+    return git(repo, "ls-files", "-s", "-z")
+
+
+def full_state(repo) -> tuple:
+    return tree_state(repo), index_state(repo), git(repo, "rev-parse", "-q", "--verify", "HEAD", check=False)
+
+
+# ---- the kinds of work an iteration leaves behind ----
+
+
+def untracked_files(repo):
+    write(repo, "notes/new file.txt", "untracked\n")
+    write(repo, "src/new_module.py", "x = 1\n")
+
+
+def binary_files(repo):
+    write(repo, "data.bin", bytes(reversed(range(256))) * 7 + b"\0\r\n\x00")
+    write(repo, "image.png", b"\x89PNG\r\n\x1a\n" + os.urandom(3000))
+
+
+def staged_changes(repo):
+    write(repo, "src/app.py", "def f():\n    return 2\n")
+    write(repo, "staged_new.txt", "staged only\n")
+    git(repo, "add", "src/app.py", "staged_new.txt")
+
+
+def mode_changes(repo):
+    os.chmod(repo / "README.md", 0o755)
+    os.chmod(repo / "bin/tool.sh", 0o644)
+
+
+def dirty_index(repo):
+    write(repo, "src/app.py", "def f():\n    return 'staged version'\n")
+    git(repo, "add", "src/app.py")
+    write(repo, "src/app.py", "def f():\n    return 'unstaged version'\n")
+
+
+def deleted_files(repo):
+    os.unlink(repo / "README.md")
+    git(repo, "rm", "-q", "-f", "data.bin")
+
+
+def renamed_files(repo):
+    git(repo, "mv", "src/app.py", "src/application.py")
+    os.rename(repo / "bin/tool.sh", repo / "bin/tool2.sh")
+
+
+def odd_names(repo):
+    write(repo, "with space.txt", "a\n")
+    write(repo, b"new\nline.txt", "b\n")
+    write(repo, "ünïcødé/日本.txt", "c\n")
+    write(repo, b"latin1-\xe9.txt", "d\n")
+    write(repo, "-starts-with-dash", "e\n")
+    write(repo, "tab\there", "f\n")
+    git(repo, "add", "with space.txt")
+
+
+def ignored_file_changes(repo):
+    write(repo, "debug.log", "changed during the iteration, still ignored\n")
+    write(repo, "build/out.o", b"\x7fELF")
+
+
+def symlinks(repo):
+    os.unlink(repo / "link-to-readme")
+    os.symlink("src/app.py", repo / "link-to-readme")
+    os.symlink("does/not/exist", repo / "dangling")
+
+
+def file_becomes_directory(repo):
+    os.unlink(repo / "README.md")
+    write(repo, "README.md/inner.txt", "now a directory\n")
+
+
+def committed_during_iteration(repo):
+    write(repo, "src/app.py", "def f():\n    return 'committed'\n")
+    git(repo, "commit", "-q", "-am", "agent commit")
+    write(repo, "src/app.py", "def f():\n    return 'and then dirty'\n")
+    write(repo, "after.txt", "untracked after the commit\n")
+
+
+def everything(repo):
+    for change in (untracked_files, binary_files, mode_changes, odd_names, ignored_file_changes, symlinks, dirty_index, deleted_files):
+        change(repo)
+    write(repo, "bin/tool.sh", "#!/bin/sh\necho changed\n")
+    git(repo, "add", "bin/tool.sh")
+
+
+SCENARIOS = [
+    untracked_files, binary_files, staged_changes, mode_changes, dirty_index, deleted_files, renamed_files,
+    odd_names, ignored_file_changes, symlinks, file_becomes_directory, committed_during_iteration, everything,
+]
+
+
+@pytest.mark.parametrize("change", SCENARIOS, ids=[c.__name__ for c in SCENARIOS])
+def test_rollback_resets_to_checkpoint_and_restore_brings_everything_back(tmp_path, change):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    at_checkpoint = full_state(repo)
+    change(repo)
+    before = full_state(repo)
+    ignored_before = {k: v for k, v in before[0].items() if k.endswith(b".log") or k.startswith(b"build/")}
+
+    result = rollback.save_and_restore(str(repo), checkpoint, story="US-001", iteration=2, trigger="3 failing runs of `pytest -q`", run_id="r1")
+
+    if change is ignored_file_changes:  # nothing git would save: no snapshot, nothing reset
+        assert not result.restored and "nothing to roll back" in result.message
+        assert full_state(repo) == before and rollback.list_snapshots(str(repo)) == []
+        return
+    assert result.restored, result.message
+    assert result.ref.startswith("refs/ralph/rollbacks/") and result.ref.endswith(result.id)
+    after_tree, after_index, after_head = full_state(repo)
+    assert after_head.strip().decode() == checkpoint
+    assert after_index == at_checkpoint[1]
+    expected = {k: v for k, v in at_checkpoint[0].items() if k not in ignored_before}
+    expected.update(ignored_before)  # ignored files: exactly as the iteration left them
+    assert after_tree == expected
+
+    restored = rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before, restored.message
+    assert restored.pre_restore is None  # the tree was clean at the checkpoint: nothing to save first
+
+
+def test_saving_touches_neither_index_nor_work_tree(tmp_path):
+    repo = make_repo(tmp_path)
+    everything(repo)
+    index_file = repo / ".git" / "index"
+    index_bytes = index_file.read_bytes()
+    index_mtime = index_file.stat().st_mtime_ns
+    before = full_state(repo)
+    snap_id, ref, sha = rollback.save_snapshot(str(repo), "manual save", kind="manual")
+    assert full_state(repo) == before
+    assert index_file.read_bytes() == index_bytes and index_file.stat().st_mtime_ns == index_mtime
+    assert git(repo, "rev-parse", ref).decode().strip() == sha
+    # the snapshot commit: parents HEAD and the index commit; the message names the trailers
+    parents = git(repo, "rev-list", "--parents", "-n1", sha).decode().split()[1:]
+    assert parents[0] == head(repo) and len(parents) == 2
+    assert git(repo, "rev-parse", parents[1] + "^{tree}").decode().strip() == git(repo, "write-tree").decode().strip()
+
+
+def test_snapshot_metadata_is_listed(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    untracked_files(repo)
+    staged_changes(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="US-007", iteration=4, trigger="immediate: `pytest`\nfailed", run_id="run-9")
+    [snap] = rollback.list_snapshots(str(repo))
+    info = snap.to_dict()
+    assert info["id"] == result.id and info["ref"] == result.ref and info["sha"] == result.sha
+    assert info["story"] == "US-007" and info["iteration"] == "4" and info["run_id"] == "run-9"
+    assert info["trigger"] == "immediate: `pytest` failed"
+    assert info["kind"] == "rollback"
+    assert info["files_changed"] == 4 == result.files_changed  # 2 untracked + app.py + staged_new.txt
+    assert info["head"] == checkpoint
+
+
+def test_byte_exact_despite_eol_and_filter_attributes(tmp_path):
+    repo = make_repo(tmp_path)
+    write(repo, ".gitattributes", "* text=auto\n*.up filter=upper\n")
+    git(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    git(repo, "config", "filter.upper.smudge", "tr A-Z a-z")
+    git(repo, "config", "core.autocrlf", "true")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes")
+    checkpoint = head(repo)
+    write(repo, "dos.txt", b"line one\r\nline two\r\n")
+    write(repo, "mixed.txt", b"lf\ncrlf\r\nlone cr\r")
+    write(repo, "shout.up", b"MiXeD CaSe\n")
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert not (repo / "dos.txt").exists()
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+def test_restore_saves_dirty_work_first(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    dirty_index(repo)
+    untracked_files(repo)
+    first = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored
+    # new work after the rollback, then a restore of the old work
+    write(repo, "README.md", "work after the rollback\n")
+    write(repo, "fresh.txt", "also new\n")
+    git(repo, "add", "fresh.txt")
+    second = full_state(repo)
+    restored = rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == first
+    assert restored.pre_restore is not None and restored.pre_restore.id in restored.message
+    assert restored.pre_restore.fields["Kind"] == "pre-restore"
+    # and that work comes back too
+    rollback.restore_snapshot(str(repo), restored.pre_restore.id)
+    assert full_state(repo) == second
+
+
+def test_restore_twice_is_a_no_op(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    everything(repo)
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    rollback.restore_snapshot(str(repo), result.id)
+    again = rollback.restore_snapshot(str(repo), result.id)
+    assert "already in place" in again.message and again.pre_restore is None
+    assert full_state(repo) == before
+    assert len(rollback.list_snapshots(str(repo))) == 1
+
+
+def test_restore_refuses_when_head_went_elsewhere_unless_forced(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    untracked_files(repo)
+    staged_changes(repo)
+    before_tree, before_index, _ = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, "other.txt", "another story\n")
+    git(repo, "add", "other.txt")
+    git(repo, "commit", "-q", "-m", "next story")
+    moved = head(repo)
+    with pytest.raises(rollback.RollbackError, match="--force"):
+        rollback.restore_snapshot(str(repo), result.id)
+    assert not (repo / "staged_new.txt").exists()
+    rollback.restore_snapshot(str(repo), result.id, force=True)
+    tree, index, now = full_state(repo)
+    assert now.strip().decode() == moved
+    assert tree == before_tree and index == before_index  # other.txt: not in the snapshot, removed (it is in HEAD)
+
+
+def test_restore_moves_head_back_to_an_agent_commit(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    committed_during_iteration(repo)
+    agent_head = head(repo)
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert head(repo) == checkpoint
+    restored = rollback.restore_snapshot(str(repo), result.id)
+    assert head(repo) == agent_head and restored.moved_head == agent_head
+    assert git(repo, "symbolic-ref", "HEAD").strip() == b"refs/heads/main"
+    assert full_state(repo) == before
+
+
+def test_state_dir_and_nested_repo_are_never_touched(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, ".ralph/run.json", "{}\n")  # not ignored in this project
+    write(repo, ".ralph/failures.jsonl", "{}\n")
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    write(nested, "own.txt", "nested repo work\n")
+    untracked_files(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / ".ralph/run.json").read_text() == "{}\n"
+    assert (nested / "own.txt").read_text() == "nested repo work\n"
+    assert not (repo / "notes").exists()
+    listed = git(repo, "ls-tree", "-r", "--name-only", result.ref).decode().splitlines()
+    assert not any(p.startswith((".ralph", "vendor")) for p in listed)
+
+
+def _add_submodule(tmp_path, repo):
+    sub_src = make_repo(tmp_path, "subsrc")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub_src), "libs/sub")
+    git(repo, "commit", "-q", "-m", "add submodule")
+    return repo / "libs" / "sub"
+
+
+def test_rollback_with_a_clean_submodule(tmp_path):
+    repo = make_repo(tmp_path)
+    sub = _add_submodule(tmp_path, repo)
+    checkpoint = head(repo)
+    sub_state = tree_state(sub)
+    untracked_files(repo)
+    staged_changes(repo)
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert tree_state(sub) == sub_state
+    assert not (repo / "staged_new.txt").exists()
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+@pytest.mark.parametrize("dirt", ["modified", "untracked", "committed"])
+def test_rollback_refuses_with_a_dirty_submodule(tmp_path, dirt):
+    repo = make_repo(tmp_path)
+    sub = _add_submodule(tmp_path, repo)
+    checkpoint = head(repo)
+    staged_changes(repo)
+    if dirt == "modified":
+        write(sub, "README.md", "changed inside the submodule\n")
+    elif dirt == "untracked":
+        write(sub, "new_in_sub.txt", "x\n")
+    else:
+        write(sub, "README.md", "committed inside the submodule\n")
+        git(sub, "commit", "-q", "-am", "sub commit")
+    before = full_state(repo)
+    sub_before = tree_state(sub)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert not result.restored and not result.saved
+    assert "libs/sub" in result.message and "submodule" in result.message
+    assert full_state(repo) == before and tree_state(sub) == sub_before
+    assert rollback.list_snapshots(str(repo)) == []
+
+
+def test_empty_repository(tmp_path):
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert rollback.list_snapshots(str(repo)) == []
+    result = rollback.save_and_restore(str(repo), "0" * 40, story="S", iteration=1, trigger="t")
+    assert not result.restored and not result.saved and "not a commit" in result.message
+    # a snapshot of an unborn branch: untracked + staged, restorable after they are gone
+    write(repo, "a.txt", "staged\n")
+    git(repo, "add", "a.txt")
+    write(repo, "a.txt", "unstaged\n")
+    write(repo, "b.bin", b"\0\1\2")
+    before = full_state(repo)
+    snap_id, ref, sha = rollback.save_snapshot(str(repo), "before wiping", kind="manual")
+    assert full_state(repo) == before
+    git(repo, "rm", "-q", "-f", "--cached", "a.txt")
+    os.unlink(repo / "a.txt")
+    os.unlink(repo / "b.bin")
+    restored = rollback.restore_snapshot(str(repo), snap_id)
+    assert full_state(repo) == before
+    assert restored.pre_restore is None
+
+
+def test_nothing_to_save_still_resets_agent_commits(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "src/app.py", "committed\n")
+    git(repo, "commit", "-q", "-am", "agent")
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored and head(repo) == checkpoint
+    assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
+
+
+def test_unknown_id_lists_known_ids(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    untracked_files(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    with pytest.raises(rollback.RollbackError) as info:
+        rollback.restore_snapshot(str(repo), "nope")
+    assert result.id in str(info.value) and "known ids" in str(info.value)
+    # a unique prefix / the short sha / the full ref all work
+    assert rollback.find_snapshot(rollback.Repo(str(repo)), result.sha[:8]).id == result.id
+    assert rollback.find_snapshot(rollback.Repo(str(repo)), result.ref).id == result.id
+
+
+def test_not_a_git_repository(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(rollback.RollbackError, match="not inside a git work tree"):
+        rollback.list_snapshots(str(plain))
+    result = rollback.save_and_restore(str(plain), "abc", story="S", iteration=1, trigger="t")
+    assert not result.restored and "not inside a git work tree" in result.message
+
+
+def test_restore_refuses_to_overwrite_an_ignored_file(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "report.txt", "the agent's report\n")
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, ".git/info/exclude", "report.txt\n")
+    write(repo, "report.txt", "someone's ignored file\n")
+    with pytest.raises(rollback.RollbackError, match="ignored file"):
+        rollback.restore_snapshot(str(repo), result.id)
+    assert (repo / "report.txt").read_text() == "someone's ignored file\n"
+
+
+
+def test_nothing_to_roll_back_when_the_checkpoint_itself_fails(tmp_path):
+    repo = make_repo(tmp_path)
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), head(repo), story="S", iteration=1, trigger="t")
+    assert not result.restored and not result.saved and "nothing to roll back" in result.message
+    assert full_state(repo) == before and rollback.list_snapshots(str(repo)) == []
+
+
+def test_one_rollback_at_a_time(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    untracked_files(repo)
+    before = full_state(repo)
+    lock = repo / ".git" / rollback.LOCK_NAME
+    lock.write_text("12345\n")
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert not result.restored and not result.saved and "another ralph rollback" in result.message
+    assert full_state(repo) == before and lock.exists()
+    with pytest.raises(rollback.RollbackError, match="another ralph rollback"):
+        rollback.restore_snapshot(str(repo), "x")
+    old = os.stat(lock).st_mtime - rollback.STALE_LOCK_SECONDS - 5
+    os.utime(lock, (old, old))  # a crashed holder: the lock is taken over
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert not lock.exists()
+
+
+def test_linked_worktree(tmp_path):
+    repo = make_repo(tmp_path)
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    checkpoint = head(linked)
+    dirty_index(linked)
+    untracked_files(linked)
+    before = full_state(linked)
+    main_before = full_state(repo)
+    result = rollback.save_and_restore(str(linked), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert full_state(repo) == main_before
+    assert not (linked / "notes").exists()
+    rollback.restore_snapshot(str(linked), result.id)
+    assert full_state(linked) == before
+    assert [s.id for s in rollback.list_snapshots(str(repo))] == [result.id]  # refs are shared
+
+
+
+def test_conflicted_index_saves_the_files_and_says_the_staged_state_was_not(tmp_path):
+    repo = make_repo(tmp_path)
+    git(repo, "checkout", "-q", "-b", "other")
+    write(repo, "README.md", "other side\n")
+    git(repo, "commit", "-q", "-am", "other")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "README.md", "main side\n")
+    git(repo, "commit", "-q", "-am", "main")
+    checkpoint = head(repo)
+    git(repo, "merge", "-q", "other", check=False)  # conflict: README.md has markers, index has stages 1-3
+    assert b"<<<<<<<" in (repo / "README.md").read_bytes()
+    conflicted = tree_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "README.md").read_text() == "main side\n"
+    [snap] = rollback.list_snapshots(str(repo))
+    assert "unresolved conflicts" in snap.fields["Note"]
+    rollback.restore_snapshot(str(repo), result.id)
+    assert tree_state(repo) == conflicted  # the files, markers and all; the index is HEAD's
+
+
+# ---- the policy: pure, over fixture cases built from real pytest output ----
+
+import glob
+import json
+
+from ralph.config import ConfigError
+from ralph.rules import rollback_policy
+from ralph.rules.test_outcome import judge_test_run
+
+POLICY_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rollback_policy")
+POLICY_CASES = sorted(glob.glob(os.path.join(POLICY_FIXTURES, "*", "*.json")))
+
+
+def captured_run(name: str) -> tuple[str, int, str]:
+    """(command, exit code, output) of a real pytest run captured by capture.sh."""
+    base = os.path.join(POLICY_FIXTURES, "outputs", name)
+    with open(base + ".cmd") as f:
+        command = f.read().strip()
+    with open(base + ".exit") as f:
+        code = int(f.read())
+    with open(base + ".txt") as f:
+        output = f.read()
+    return command, code, output
+
+
+def load_case(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("path", POLICY_CASES, ids=[os.path.relpath(p, POLICY_FIXTURES) for p in POLICY_CASES])
+def test_policy_case(path):
+    case = load_case(path)
+    policy = rollback_policy.RollbackPolicy.from_config(case["config"])
+    history: list[dict] = []
+    for number, step in enumerate(case["steps"], 1):
+        if step.get("stop"):
+            decision = rollback_policy.should_rollback_at_stop(history, policy)
+        else:
+            command, code, output = captured_run(step["run"])
+            command = step.get("command", command)
+            verdict = judge_test_run(command, code, output)
+            assert verdict.verdict in ("pass", "fail"), (step, verdict)
+            record = rollback_policy.run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+            decision = rollback_policy.decide(history, record, policy)
+            history.append(record)
+        assert decision.rollback == step["rollback"], f"step {number} {step}: {decision.reason}"
+        if decision.rollback:
+            history.append({"kind": "rollback"})
+
+
+def test_fixture_categories_cover_the_policy():
+    categories = {os.path.basename(os.path.dirname(p)) for p in POLICY_CASES}
+    assert {"tdd_red_green", "thrash", "immediate", "stop", "off", "count_by"} <= categories
+    # the default makes red-then-green possible and still stops thrashing
+    for path in POLICY_CASES:
+        if "/tdd_red_green/" in path:
+            assert load_case(path)["config"] == {} and not any(s["rollback"] for s in load_case(path)["steps"])
+
+
+def test_countdown_and_reason():
+    policy = rollback_policy.RollbackPolicy()
+    command, code, output = captured_run("fail_one")
+    verdict = judge_test_run(command, code, output)
+    record = rollback_policy.run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    first = rollback_policy.decide([], record, policy)
+    assert (first.rollback, first.failures, first.remaining) == (False, 1, 2)
+    third = rollback_policy.decide([record, record], record, policy)
+    assert third.rollback and "3 consecutive failing runs" in third.reason and "pytest -q" in third.reason
+
+
+@pytest.mark.parametrize("command,key", [
+    ("pytest -q", "pytest -q"),
+    ("  pytest   -q  ", "pytest -q"),
+    ("cd /repo && pytest -q 2>&1 | tail -20", "pytest -q"),
+    ("PYTHONPATH=src pytest -q | head -50 | grep FAIL", "pytest -q"),
+    ("pytest -q || true", "pytest -q"),
+    ("pytest tests/test_a.py", "pytest tests/test_a.py"),
+    ("npm test | tee log.txt", "npm test"),
+    ("pytest -q | python summarize.py", "pytest -q | python summarize.py"),
+])
+def test_command_key(command, key):
+    assert rollback_policy.command_key(command) == key
+
+
+@pytest.mark.parametrize("section,message", [
+    ({"policy": "sometimes"}, "policy = 'sometimes'"),
+    ({"max_consecutive_failures": 0}, "max_consecutive_failures = 0"),
+    ({"max_consecutive_failures": True}, "max_consecutive_failures = True"),
+    ({"max_consecutive_failures": "3"}, "max_consecutive_failures = '3'"),
+    ({"count_by": "file"}, "count_by = 'file'"),
+    ({"at_stop": "yes"}, "at_stop = 'yes'"),
+    ({"polcy": "immediate"}, "unknown key(s) polcy"),
+])
+def test_bad_config_names_the_key(section, message):
+    with pytest.raises(ConfigError) as info:
+        rollback_policy.RollbackPolicy.from_config(section, "/p/ralph.toml")
+    assert message in str(info.value) and str(info.value).startswith("/p/ralph.toml:")
+
+
+def _imported(code: str) -> set[str]:
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    return {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+
+
+def test_policy_module_stays_light():
+    """Hot-path rule: nothing heavy beyond what the interpreter loads at start-up."""
+    added = _imported("import ralph.rules.rollback_policy") - _imported("pass")
+    forbidden = {"dataclasses", "typing", "pathlib", "argparse", "subprocess", "orjson", "tomllib", "logging", "inspect"}
+    assert not added & forbidden, added & forbidden
