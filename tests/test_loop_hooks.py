@@ -77,3 +77,22 @@ def test_run_without_checkpoint_is_inactive(repo: str) -> None:
     with open(path, "w") as f:
         json.dump(run, f)
     assert run_hook("prompt", load_payload("UserPromptSubmit", repo), repo).output == {}
+
+
+def test_stop_blocks_when_story_marked_done_but_last_test_run_failed(repo: str) -> None:
+    import subprocess
+    import sys
+
+    write_run(repo, plan="- [x] US-001: Add totals\n")
+    with open(os.path.join(repo, "test_totals.py"), "w") as f:
+        f.write("def test_total():\n    assert 1 + 1 == 3\n")
+    command = f"{sys.executable} -m pytest -q test_totals.py"
+    proc = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True)
+    assert proc.returncode == 1
+    failure = load_payload("PostToolUseFailure_Bash_exit3", repo)
+    failure["tool_input"]["command"] = command
+    failure["error"] = f"Exit code 1\n{proc.stdout}{proc.stderr}"
+    run_hook("post-tool-failure", failure, repo)
+    result = run_hook("stop", load_payload("Stop", repo), repo)
+    assert result.output["decision"] == "block"
+    assert "last test run failed" in result.reason and "test_total" in result.reason

@@ -97,7 +97,9 @@ def test_case(case_path: str, repo: str) -> None:
     edit = case["edit"]
     result = run_hook("pre-tool", edit_payload(repo, edit), os.path.join(repo, edit.get("cwd", ".")), env)
     assert ("deny" if result.denied else "allow") == case["expect"], f"{case['why']}: {result.output}"
-    if result.denied:
+    if result.denied and case_id(case_path).startswith("git_dir/"):
+        assert ".git directory" in result.reason
+    elif result.denied:
         assert "Read" in result.reason and edit["tool"] in result.reason
 
 

@@ -54,9 +54,7 @@ def check_edit(call: HookCall) -> Outcome:
     from ralph import reads
 
     target = reads.identify(target_path, call.cwd)
-    if not target.exists:
-        return allow()
-    known = reads.known_files(call.state_dir, call.session_id, call.problems)
+    known = reads.known_files(call.state_dir, call.session_id, call.problems) if target.exists else []
     decision = judge_edit(call.tool_name, target_path, target, known)
     if not decision.allowed and reads.case_insensitive_dir(call.root):
         # Only a file replaced by rename lands here on a case-folding filesystem.

@@ -1,8 +1,11 @@
 """Stop: during a loop run, refuse to stop while the current story is not done.
 
-Blocks once per stop attempt: when the client retries with stop_hook_active
-(it already showed our reason), the stop is allowed and the story recorded as
-incomplete for the loop, so a stuck agent cannot spin until the block cap.
+"Not done" means the story is not marked done in its plan file, or the last
+test run of this iteration failed. Blocks once per stop attempt: when the
+client retries with stop_hook_active (it already showed our reason), the stop
+is allowed, the rollback policy's at-stop rule applies (see
+ralph/rules/rollback_policy.py), and the story is recorded as incomplete for
+the loop, so a stuck agent cannot spin until the client's block cap.
 """
 from __future__ import annotations
 
@@ -34,6 +37,13 @@ def missing_for(call: HookCall, run: object) -> list[str]:
         missing.append(f"{run.story_id} is not found in {shown}")
     elif state != "done":
         missing.append(f"{run.story_id} is not marked done in {shown}")
+    from ralph.handlers.test_runs import history_path, load_history
+    from ralph.rules.rollback_policy import last_run
+
+    last = last_run(load_history(history_path(call.state_dir, run, call.session_id), run.iteration))
+    if last is not None and last.get("verdict") == "fail":
+        failing = ", ".join(last.get("failing_tests") or [])
+        missing.append(f"the last test run failed (`{last.get('command', '')}`{': ' + failing if failing else ''})")
     return missing
 
 
@@ -49,7 +59,11 @@ def handle(call: HookCall) -> Outcome:
     call.log_extra["story"] = run.story_id
     if call.payload.get("stop_hook_active") is True:
         from ralph.failures import record_failure
+        from ralph.handlers.test_runs import rollback_at_stop
 
+        rolled_back = rollback_at_stop(call, run)
+        if rolled_back:
+            missing.append(rolled_back)
         record_failure(
             call.state_dir,
             {

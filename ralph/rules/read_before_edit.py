@@ -55,7 +55,21 @@ def edit_target(tool_name: str, tool_input: dict) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def inside_git_dir(canonical_path: str) -> bool:
+    """A path inside a `.git` directory (hooks, config, refs...)."""
+    return ".git" in canonical_path.split("/")[:-1] or canonical_path.endswith("/.git")
+
+
 def judge_edit(tool_name: str, display_path: str, target: FileIdentity, known: list[FileIdentity]) -> EditDecision:
+    if inside_git_dir(target.path):
+        # A hook or config written now runs a push or merge later, where the
+        # shell guard cannot see it; the agent never needs to edit these.
+        return EditDecision(
+            False,
+            f"{display_path} is inside a .git directory: ralph-hooks does not let the agent write git's "
+            "hooks, config or refs (they can run pushes and merges later). Use git commands for git state, "
+            "and leave hooks and remotes to the person.",
+        )
     if not target.exists:
         # Nothing on disk to clobber: creating a file needs no read.
         return EditDecision(True, "new file")
