@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import os
 
-CONFIG_FILE = "ralph.toml"
+from ralph.project import CONFIG_FILE, config_path  # noqa: F401 - re-exported for callers
 
 
 class ConfigError(ValueError):
     pass
-
-
-def config_path(root: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
-    explicit = environ.get("RALPH_CONFIG")
-    if explicit:
-        return explicit
-    path = os.path.join(root, CONFIG_FILE)
-    return path if os.path.isfile(path) else None
 
 
 def parse_config(text: str, path: str) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 STATE_DIR_NAME = ".ralph"
+CONFIG_FILE = "ralph.toml"
 
 
 def project_root(cwd: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str:
@@ -25,6 +26,17 @@ def project_root(cwd: str, environ: dict[str, str] | os._Environ[str] = os.envir
         if parent == probe:
             return here
         probe = parent
+
+
+def config_path(root: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
+    """The project's config file (`ralph.toml`, or $RALPH_CONFIG), None when
+    there is none. Here, not in ralph.config, so the hot path can ask without
+    importing the parser."""
+    explicit = environ.get("RALPH_CONFIG")
+    if explicit:
+        return explicit
+    path = os.path.join(root, CONFIG_FILE)
+    return path if os.path.isfile(path) else None
 
 
 def fallback_state_dir(root: str) -> str:

@@ -5,7 +5,9 @@ Everything is measured in one run, interleaved round by round so that machine
 noise hits every case alike:
 
   baseline      python -I -c pass (the same interpreter ralph runs on)
-  pre-tool      `ralph pre-tool` on a small Bash payload and on an Edit payload
+  pre-tool      `ralph pre-tool` on small Bash payloads (the captured one, which
+                needs the full shell guard, and a plain `npm test`, which takes
+                the guard's fast path) and on an Edit payload
   reference     the design's reference hook: a bash script that reads stdin
                 with cat and calls jq three times
   guard         `ralph pre-tool` on a plain command and a 100-segment compound
@@ -159,7 +161,10 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     # Edit of a file the session read: the common, allowed path.
     read = payload("PostToolUse_Read", project)
     subprocess.run([ralph, "post-tool"], input=json.dumps(read).encode(), cwd=project, env=env, check=True, capture_output=True)
-    bash_small = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
+    # The captured payload's own command needs the full guard (&&, >&2, git);
+    # `npm test` takes the fast path for plain commands.
+    bash_small = json.dumps(payload("PreToolUse_Bash", project)).encode()
+    bash_plain = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
     edit = json.dumps(payload("PreToolUse_Edit", project)).encode()
     compound = " && ".join(f"echo step{i} > out{i}.txt" if i % 3 else f'git add out{i - 1}.txt; git commit -qm "step {i}"' for i in range(100))
     bash_compound = json.dumps(payload("PreToolUse_Bash", project, command=compound)).encode()
@@ -173,6 +178,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     cases = [
         Case("baseline: python -I -c pass", [sys.executable, "-I", "-c", "pass"], env=env),
         Case("pre-tool Bash (small)", [ralph, "pre-tool"], bash_small, project, env),
+        Case("pre-tool Bash (plain: fast path)", [ralph, "pre-tool"], bash_plain, project, env),
         Case("pre-tool Edit (read file)", [ralph, "pre-tool"], edit, project, env),
         Case("reference: cat + 3x jq", [ref_script], bash_small, project, env),
         Case("guard: 100-segment compound", [ralph, "pre-tool"], bash_compound, project, env),
@@ -205,8 +211,11 @@ max_iterations = 1000
 TARGETS = [
     # (case, reference case, max ratio, description)
     ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("pre-tool Bash (plain: fast path)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
     ("pre-tool Edit (read file)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("guard: 100-segment compound", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python (not required: the plain case is)"),
     ("pre-tool Bash (small)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
+    ("pre-tool Bash (plain: fast path)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
 ]

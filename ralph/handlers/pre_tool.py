@@ -2,25 +2,17 @@
 from __future__ import annotations
 
 from ralph.hook import HookCall, Outcome, allow, deny
-from ralph.rules.read_before_edit import EDIT_TOOLS
+from ralph.project import config_path
 
 
 def handle(call: HookCall) -> Outcome:
-    if call.tool_name == "Bash":
-        return check_bash(call)
-    if call.tool_name in EDIT_TOOLS:
-        return check_edit(call)
-    return allow()
+    check = TOOL_CHECKS.get(call.tool_name)
+    return check(call) if check is not None else allow()
 
 
-def load_guard_policy(call: HookCall) -> object | None:
+def load_guard_policy(call: HookCall, path: str) -> object | None:
     """The [guard] table of ralph.toml, or None (defaults). A broken config is
     logged and the defaults apply: they block every push and merge."""
-    from ralph.config import config_path
-
-    path = config_path(call.root, call.environ)
-    if path is None:
-        return None
     from ralph.config import ConfigError, load_config, section
     from ralph.rules.guard import GuardPolicy
 
@@ -36,9 +28,17 @@ def check_bash(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         # The client rejects such input before running anything.
         return allow()
+    path = config_path(call.root, call.environ)
+    if path is None:
+        # A ralph.toml [guard] table may block more programs: no fast path then.
+        from ralph.rules.plain_command import obviously_harmless
+
+        if obviously_harmless(command):
+            call.log_extra["guard"] = "plain command"
+            return allow()
     from ralph.rules.guard import judge_command
 
-    verdict = judge_command(command, load_guard_policy(call))
+    verdict = judge_command(command, load_guard_policy(call, path) if path else None)
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         return deny(verdict.reason)
@@ -46,20 +46,29 @@ def check_bash(call: HookCall) -> Outcome:
 
 
 def check_edit(call: HookCall) -> Outcome:
+    from ralph import reads
     from ralph.rules.read_before_edit import edit_target, judge_edit
 
     target_path = edit_target(call.tool_name, call.tool_input)
     if target_path is None:
         return allow()  # the client rejects an edit without a path
-    from ralph import reads
-
     target = reads.identify(target_path, call.cwd)
     known = reads.known_files(call.state_dir, call.session_id, call.problems) if target.exists else []
     decision = judge_edit(call.tool_name, target_path, target, known)
-    if not decision.allowed and reads.case_insensitive_dir(call.root):
+    if not decision.allowed and target.exists and reads.case_insensitive_dir(call.root):
         # Only a file replaced by rename lands here on a case-folding filesystem.
         target.case_insensitive = True
         decision = judge_edit(call.tool_name, target_path, target, known)
-    if decision.allowed:
-        return allow()
-    return deny(decision.reason)
+    return allow() if decision.allowed else deny(decision.reason)
+
+
+# tool -> check; the edit tools are ralph.rules.read_before_edit.EDIT_TOOLS
+# (a test keeps the two in step; importing that module here would cost every
+# Bash call)
+TOOL_CHECKS = {
+    "Bash": check_bash,
+    "Edit": check_edit,
+    "MultiEdit": check_edit,
+    "Write": check_edit,
+    "NotebookEdit": check_edit,
+}
