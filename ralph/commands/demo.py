@@ -179,13 +179,33 @@ def main(argv: list[str]) -> int:
                 print(json.dumps({"step": number, "event": event, "tool": tool, "label": label, "decision": decision, "exit": result["exit"], "output": result["output"]}))
         else:
             print_table(rows)
-            print(f"\nEvery call exited {sorted({r[6]['exit'] for r in rows})} and printed one JSON object. Log: {'.ralph/logs/hooks.jsonl' if not args.keep else os.path.join(root, '.ralph/logs/hooks.jsonl')}")
+            print_details(rows)
+            codes = sorted({r[6]["exit"] for r in rows})
+            log_hint = os.path.join(root, ".ralph/logs/hooks.jsonl") if args.keep else "kept with --keep"
+            print(f"\nEvery call exited {codes} and printed one JSON object. Hook log: {log_hint}")
         if args.keep:
             print(f"project kept at {root}")
         return 0 if all(r[6]["exit"] == 0 for r in rows) else 1
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def print_details(rows: list, max_lines: int = 8) -> None:
+    """What the model (or the user) is told, in full, for each step that said something."""
+    import textwrap
+
+    width = min(100, shutil.get_terminal_size((100, 20)).columns)
+    print("\nWhat the agent is told:")
+    for number, _, _, label, decision, detail, _ in rows:
+        if not detail:
+            continue
+        print(f"\n#{number} {label}: {decision}")
+        lines = [w for para in detail.splitlines() for w in (textwrap.wrap(para, width - 4) or [""])]
+        for line in lines[:max_lines]:
+            print("    " + line)
+        if len(lines) > max_lines:
+            print(f"    … ({len(lines) - max_lines} more lines)")
 
 
 def print_table(rows: list) -> None:

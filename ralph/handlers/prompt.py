@@ -36,7 +36,8 @@ def story_context(run: object, failures: list[dict]) -> str:
     where = run.source or "the plan"
     lines.append(
         f"Work on this story only. It is done when every criterion holds, the tests pass, "
-        f"and it is marked [x] in {where}. Do not commit (the loop commits verified work) and never push or merge."
+        f"and it is marked [x] in {where}. The loop commits verified work for you (local commits are harmless); "
+        "never push or merge."
     )
     if failures:
         lines.append("What went wrong earlier in this run (newest last):")
