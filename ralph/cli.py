@@ -1,21 +1,10 @@
-"""The single entry point. Hook subcommands go straight to ralph.hook (the hot
-path); every other command is imported only when asked for, so a hook call pays
-for nothing it does not use (no argparse, no loop code)."""
+"""The command line. Hook subcommands (ralph.hook.SUBCOMMANDS) go straight to
+ralph.hook, the hot path (bin/ralph sends them there without even importing
+this module); every other command is imported only when asked for, so a hook
+call pays for nothing it does not use (no argparse, no loop code)."""
 from __future__ import annotations
 
 import sys
-
-# subcommand -> the Claude Code event it handles; the event names are aliases.
-HOOK_SUBCOMMANDS = {
-    "pre-tool": "PreToolUse",
-    "post-tool": "PostToolUse",
-    "post-tool-failure": "PostToolUseFailure",
-    "prompt": "UserPromptSubmit",
-    "stop": "Stop",
-    # `ralph hook` trusts the payload's hook_event_name alone.
-    "hook": "",
-}
-HOOK_EVENT_ALIASES = frozenset(("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop"))
 
 # command -> module with a `main(argv: list[str]) -> int`
 COMMANDS = {
@@ -52,9 +41,9 @@ other commands:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     name = args[0] if args else ""
-    event = HOOK_SUBCOMMANDS.get(name)
-    if event is None and name in HOOK_EVENT_ALIASES:
-        event = name
+    from ralph.hook import SUBCOMMANDS
+
+    event = SUBCOMMANDS.get(name)
     if event is not None:
         from ralph.hook import main as hook_main
 

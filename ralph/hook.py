@@ -21,6 +21,22 @@ MAX_STDIN = 64 * 1024 * 1024
 DEADLINE_SECONDS = 20.0  # PreToolUse: far below the client's timeout, so a hung check still denies
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
 
+# subcommand -> the Claude Code event it handles; the event names are aliases
+# and `ralph hook` trusts the payload's hook_event_name alone.
+SUBCOMMANDS = {
+    "pre-tool": "PreToolUse",
+    "post-tool": "PostToolUse",
+    "post-tool-failure": "PostToolUseFailure",
+    "prompt": "UserPromptSubmit",
+    "stop": "Stop",
+    "hook": "",
+    "PreToolUse": "PreToolUse",
+    "PostToolUse": "PostToolUse",
+    "PostToolUseFailure": "PostToolUseFailure",
+    "UserPromptSubmit": "UserPromptSubmit",
+    "Stop": "Stop",
+}
+
 # event -> handler module, imported only for the event at hand
 HANDLERS = {
     "PreToolUse": "ralph.handlers.pre_tool",

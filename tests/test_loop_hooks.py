@@ -13,14 +13,18 @@ def test_no_run_no_context_no_block(repo: str) -> None:
     assert run_hook("stop", load_payload("Stop", repo), repo).output == {}
 
 
-def test_finished_run_is_inactive(repo: str) -> None:
-    write_run(repo)
+def change_run(repo: str, **changes: object) -> None:
     path = os.path.join(repo, ".ralph", "run.json")
     with open(path) as f:
         run = json.load(f)
-    run["status"] = "finished"
+    run.update(changes)
     with open(path, "w") as f:
         json.dump(run, f)
+
+
+def test_finished_run_is_inactive(repo: str) -> None:
+    write_run(repo)
+    change_run(repo, status="finished")
     assert run_hook("stop", load_payload("Stop", repo), repo).output == {}
 
 
@@ -70,12 +74,7 @@ def test_prompt_is_logged_with_secrets_redacted(repo: str) -> None:
 
 def test_run_without_checkpoint_is_inactive(repo: str) -> None:
     write_run(repo)
-    path = os.path.join(repo, ".ralph", "run.json")
-    with open(path) as f:
-        run = json.load(f)
-    run["checkpoint"] = ""
-    with open(path, "w") as f:
-        json.dump(run, f)
+    change_run(repo, checkpoint="")
     assert run_hook("prompt", load_payload("UserPromptSubmit", repo), repo).output == {}
 
 
