@@ -237,9 +237,9 @@ def _on_deadline(signum: int, frame: object) -> None:
 def emit(output: dict) -> None:
     data = fastjson.dumps(output).encode("utf-8", "surrogatepass") + b"\n"
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(1, view):]
+        from ralph.project import write_all
+
+        write_all(1, data)
     except OSError:
         pass  # stdout closed (SIGPIPE/EPIPE): nobody is listening, nothing to do
 

@@ -80,6 +80,24 @@ def append_line(path: str, line: str) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def replace_or_discard(tmp: str | bytes, path: str | bytes) -> None:
+    """Rename a finished temp file over `path`; on failure remove the temp file."""
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
     """Write to a temp file beside `path`, fsync it, rename it over `path`.
     Readers see the old file or the new one, never a torn one."""
@@ -90,22 +108,12 @@ def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        write_all(fd, data)
         if fsync:
             os.fsync(fd)
     finally:
         os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_or_discard(tmp, path)
     if fsync:
         try:
             dfd = os.open(directory, os.O_RDONLY)

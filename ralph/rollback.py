@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 import time
 
-from ralph.project import STATE_DIR_NAME
+from ralph.project import STATE_DIR_NAME, replace_or_discard, write_all
 
 REF_PREFIX = "refs/ralph/rollbacks/"
 SNAPSHOT_AUTHOR = {
@@ -668,19 +668,10 @@ def _write_file(path: bytes, data: bytes, mode: str) -> None:
     else:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o777 if mode == MODE_EXEC else 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, data)
         finally:
             os.close(fd)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_or_discard(tmp, path)
 
 
 def _conflicts(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]], force: bool) -> list[str]:
