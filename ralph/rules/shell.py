@@ -54,6 +54,13 @@ OCTAL = frozenset("01234567")
 HEX = frozenset("0123456789abcdefABCDEF")
 
 
+def _flush(parts: list, buf: list[str], quoted: bool) -> None:
+    """Close the literal text gathered so far as one part."""
+    if buf:
+        parts.append(("s", "".join(buf), quoted))
+        buf.clear()
+
+
 class ShellSyntaxError(Exception):
     """The text is not valid bash (or uses a form this parser does not know)."""
 
@@ -245,9 +252,7 @@ class Parser:
             c = src[pos]
             if c in stops:
                 if c in "<>" and src.startswith("(", pos + 1) and stops is META:
-                    if buf:
-                        parts.append(("s", "".join(buf), False))
-                        buf = []
+                    _flush(parts, buf, False)
                     parts.append(self.read_procsub())
                     continue
                 break
@@ -258,36 +263,26 @@ class Parser:
                 elif src[pos + 1] == "\n":
                     self.pos = pos + 2
                 else:
-                    if buf:
-                        parts.append(("s", "".join(buf), False))
-                        buf = []
+                    _flush(parts, buf, False)
                     parts.append(("s", src[pos + 1], True))
                     self.pos = pos + 2
             elif c == "'":
                 end = src.find("'", pos + 1)
                 if end < 0:
                     raise ShellSyntaxError("unterminated single quote")
-                if buf:
-                    parts.append(("s", "".join(buf), False))
-                    buf = []
+                _flush(parts, buf, False)
                 parts.append(("s", src[pos + 1:end], True))
                 self.pos = end + 1
             elif c == '"':
-                if buf:
-                    parts.append(("s", "".join(buf), False))
-                    buf = []
+                _flush(parts, buf, False)
                 self.pos = pos + 1
                 inner = self.read_dq('"')
                 parts.extend(inner if inner else [("s", "", True)])
             elif c == "$":
-                if buf:
-                    parts.append(("s", "".join(buf), False))
-                    buf = []
+                _flush(parts, buf, False)
                 parts.extend(self.read_dollar(False))
             elif c == "`":
-                if buf:
-                    parts.append(("s", "".join(buf), False))
-                    buf = []
+                _flush(parts, buf, False)
                 parts.append(self.read_backtick(False))
             else:
                 # a run of plain characters in one step
@@ -296,8 +291,7 @@ class Parser:
                     j += 1
                 buf.append(src[pos:j])
                 self.pos = j
-        if buf:
-            parts.append(("s", "".join(buf), False))
+        _flush(parts, buf, False)
         if self.pos == start:
             raise ShellSyntaxError(f"unexpected {src[start:start + 1]!r}")
         return parts
@@ -323,14 +317,10 @@ class Parser:
                     buf.append(src[pos + 1])
                 self.pos = pos + 2
             elif c == "$":
-                if buf:
-                    parts.append(("s", "".join(buf), True))
-                    buf = []
+                _flush(parts, buf, True)
                 parts.extend(self.read_dollar(True))
             elif c == "`":
-                if buf:
-                    parts.append(("s", "".join(buf), True))
-                    buf = []
+                _flush(parts, buf, True)
                 parts.append(self.read_backtick(True, heredoc))
             else:
                 j = pos + 1
@@ -338,8 +328,7 @@ class Parser:
                     j += 1
                 buf.append(src[pos:j])
                 self.pos = j
-        if buf:
-            parts.append(("s", "".join(buf), True))
+        _flush(parts, buf, True)
         return parts
 
     def read_dollar(self, quoted: bool) -> list:
@@ -471,9 +460,7 @@ class Parser:
                 self.pos = pos + 1
                 break
             if c == "\\" and pos + 1 < n:
-                if buf:
-                    parts.append(("s", "".join(buf), quoted))
-                    buf = []
+                _flush(parts, buf, quoted)
                 if src[pos + 1] != "\n":
                     parts.append(("s", src[pos + 1], True))
                 self.pos = pos + 2
@@ -481,26 +468,18 @@ class Parser:
                 end = src.find("'", pos + 1)
                 if end < 0:
                     raise ShellSyntaxError("unterminated single quote")
-                if buf:
-                    parts.append(("s", "".join(buf), quoted))
-                    buf = []
+                _flush(parts, buf, quoted)
                 parts.append(("s", src[pos + 1:end], True))
                 self.pos = end + 1
             elif c == '"':
-                if buf:
-                    parts.append(("s", "".join(buf), quoted))
-                    buf = []
+                _flush(parts, buf, quoted)
                 self.pos = pos + 1
                 parts.extend(self.read_dq('"'))
             elif c == "$":
-                if buf:
-                    parts.append(("s", "".join(buf), quoted))
-                    buf = []
+                _flush(parts, buf, quoted)
                 parts.extend(self.read_dollar(quoted))
             elif c == "`":
-                if buf:
-                    parts.append(("s", "".join(buf), quoted))
-                    buf = []
+                _flush(parts, buf, quoted)
                 parts.append(self.read_backtick(quoted))
             else:
                 if c == "{":
@@ -509,8 +488,7 @@ class Parser:
                     level -= 1
                 buf.append(c)
                 self.pos = pos + 1
-        if buf:
-            parts.append(("s", "".join(buf), quoted))
+        _flush(parts, buf, quoted)
         return parts
 
     def read_backtick(self, quoted: bool, heredoc: bool = False) -> tuple:
