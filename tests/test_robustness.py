@@ -153,3 +153,17 @@ def test_hung_pretooluse_check_still_denies(monkeypatch, repo: str) -> None:
         hook.disarm_deadline()
     assert outcome.output["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert any("_Deadline" in n for n in notes)
+
+
+def test_large_payload_parsed_by_orjson_path(repo: str) -> None:
+    from ralph import hook
+
+    payload = load_payload("PostToolUse_Bash", repo)
+    payload["tool_response"]["stdout"] = "ok\n" * ((hook.ORJSON_MIN_BYTES // 4) + 10)  # 4 bytes each in JSON
+    data = json.dumps(payload).encode()
+    assert hook.ORJSON_MIN_BYTES <= len(data) <= hook.MAX_STDIN
+    assert hook.parse_payload(data) == payload
+    assert assert_one_object(call("post-tool", data, repo)) == {}
+    # stricter than json: a lone surrogate falls back to the C scanner
+    odd = data.replace(b'"ok\\n', b'"\\ud800ok\\n', 1)
+    assert hook.parse_payload(odd)["tool_response"]["stdout"].startswith("\ud800")
