@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tests.conftest import FIXTURES, HOOK_INPUTS, RALPH, git, load_payload, run_hook
+from tests.conftest import FIXTURES, HOOK_INPUTS, git, load_payload, run_hook
 
 PAYLOADS = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(HOOK_INPUTS, "*.json")))
 SUBCOMMAND = {
@@ -114,10 +114,6 @@ def test_unknown_event_gets_empty_object(repo: str) -> None:
     payload = load_payload("Stop", repo)
     payload["hook_event_name"] = "SomethingNew"
     assert run_hook("hook", payload, repo).output == {}
-
-
-def test_entry_point_is_the_console_script() -> None:
-    assert os.path.basename(RALPH) == "ralph"
 
 
 def test_pre_tool_checks_every_edit_tool() -> None:
