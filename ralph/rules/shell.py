@@ -558,35 +558,31 @@ class Parser:
                 raise ShellSyntaxError(f"unexpected {tok[1] if len(tok) > 1 else tok[0]!r}")
         return ("seq", items)
 
-    def parse_and_or(self) -> tuple:
-        items = [self.parse_pipeline()]
+    def skip_newlines(self) -> None:
+        while self.peek() == ("op", "\n"):
+            self.next()
+
+    def parse_joined(self, parse_item: object, operators: tuple, tag: str) -> tuple:
+        """item (op item)*; a newline may follow each operator."""
+        items = [parse_item()]
         while True:
             tok = self.peek()
-            if tok[0] == "op" and tok[1] in ("&&", "||"):
-                self.next()
-                while self.peek() == ("op", "\n"):
-                    self.next()
-                items.append(self.parse_pipeline())
-            else:
+            if tok[0] != "op" or tok[1] not in operators:
                 break
-        return items[0] if len(items) == 1 else ("and", items)
+            self.next()
+            self.skip_newlines()
+            items.append(parse_item())
+        return items[0] if len(items) == 1 else (tag, items)
+
+    def parse_and_or(self) -> tuple:
+        return self.parse_joined(self.parse_pipeline, ("&&", "||"), "and")
 
     def parse_pipeline(self) -> tuple:
         tok = self.peek()
         while tok[0] == "w" and word_literal(tok[1]) == "!":
             self.next()
             tok = self.peek()
-        items = [self.parse_command()]
-        while True:
-            tok = self.peek()
-            if tok[0] == "op" and tok[1] in ("|", "|&"):
-                self.next()
-                while self.peek() == ("op", "\n"):
-                    self.next()
-                items.append(self.parse_command())
-            else:
-                break
-        return items[0] if len(items) == 1 else ("pipe", items)
+        return self.parse_joined(self.parse_command, ("|", "|&"), "pipe")
 
     def parse_redirects(self, redirs: list) -> None:
         while True:
@@ -714,8 +710,7 @@ class Parser:
                 self.next()
                 if self.next() != ("op", ")"):
                     raise ShellSyntaxError("expected ')'")
-            while self.peek() == ("op", "\n"):
-                self.next()
+            self.skip_newlines()
             node = ("func", name, self.parse_command())
             self.depth -= 1
             return node
@@ -756,8 +751,7 @@ class Parser:
         if not name:
             raise ShellSyntaxError("bad for-loop variable")
         words = None
-        while self.peek() == ("op", "\n"):
-            self.next()
+        self.skip_newlines()
         tok = self.peek()
         if tok[0] == "w" and word_literal(tok[1]) == "in":
             self.next()
@@ -778,8 +772,7 @@ class Parser:
         if tok[0] != "w":
             raise ShellSyntaxError("bad case word")
         subject = tok[1]
-        while self.peek() == ("op", "\n"):
-            self.next()
+        self.skip_newlines()
         self.expect_word("in")
         arms = []
         while True:
@@ -835,8 +828,7 @@ class Parser:
                     if self.next() != ("op", ")"):
                         raise ShellSyntaxError("expected ')' in function definition")
                     name = "".join(p[1] for p in word if p[0] == "s")
-                    while self.peek() == ("op", "\n"):
-                        self.next()
+                    self.skip_newlines()
                     return ("func", name, self.parse_command())
             elif (len(words) == 1 or assigns) and words and word_literal(words[0]) in DECLARATION_BUILTINS:
                 assignment = self.as_assignment(word)
