@@ -534,8 +534,7 @@ class _Analysis:
             return
         if not could_push(content, self.policy):
             return
-        probe = _Analysis(self.text, self.policy, self.budget)
-        probe.nesting = self.nesting
+        probe = self.probe()
         if is_hook:
             probe.run_script(content, _Scope(), "", where)
         else:
@@ -543,18 +542,32 @@ class _Analysis:
                 key, eq, value = line.partition("=")
                 if eq:
                     value = value.strip().strip('"')
-                    if value.startswith("!"):
-                        probe.run_script(value[1:], _Scope(), "", where)
-                    else:
-                        try:
-                            words = _split_words(value)
-                        except ShellSyntaxError:
-                            words = [UNKNOWN]
-                        if words:
-                            probe.run_git(["git"] + words, {}, _Scope(), where)
-                            probe.run_script(value, _Scope(), "", where)
+                    if probe.run_git_value(value, _Scope(), where):
+                        # a config value may also be a command some other key runs
+                        probe.run_script(value, _Scope(), "", where)
         if probe.blocks or any(strict for strict, _, _ in probe.unsure):
             self.block(["write", path], f"writes a git {'hook' if is_hook else 'config'} that would push or merge later", where)
+
+    def probe(self) -> _Analysis:
+        """A separate analysis of text this command stores for later (a hook,
+        an alias, a config value), sharing this one's budget and nesting."""
+        probe = _Analysis(self.text, self.policy, self.budget)
+        probe.nesting = self.nesting
+        return probe
+
+    def run_git_value(self, value: str, scope: _Scope, where: str) -> bool:
+        """Judge a git alias or config value as git runs it: `!cmd` in a
+        shell, anything else as git arguments. True when it ran as arguments."""
+        if value.startswith("!"):
+            self.run_script(value[1:], scope, "", where)
+            return False
+        try:
+            words = _split_words(value)
+        except ShellSyntaxError:
+            words = [UNKNOWN]
+        if words:
+            self.run_git(["git"] + words, {}, scope, where)
+        return bool(words)
 
     def assign(self, scope: _Scope, name: str, alternatives: list[str] | None, cond: bool) -> None:
         if name == "IFS":
@@ -825,24 +838,13 @@ class _Analysis:
             if UNKNOWN in value:
                 self.not_sure(True, f"git alias `{name}` is given a value only known when the command runs", where)
                 return
-            target = value[1:] if value.startswith("!") else value
-            probe = _Analysis(self.text, self.policy, self.budget)
-            probe.nesting = self.nesting
-            if value.startswith("!"):
-                probe.run_script(target, scope.fork(), "", where)
-            else:
-                try:
-                    words = _split_words(value)
-                except ShellSyntaxError:
-                    words = [UNKNOWN]
-                if words:
-                    probe.run_git(["git"] + words, {}, scope.fork(), where)
+            probe = self.probe()
+            probe.run_git_value(value, scope.fork(), where)
             if probe.blocks or any(strict for strict, _, _ in probe.unsure):
                 self.block(argv, f"defines git alias `{name}` that would push or merge when used", where)
             return
         if could_push(value, self.policy):
-            probe = _Analysis(self.text, self.policy, self.budget)
-            probe.nesting = self.nesting
+            probe = self.probe()
             probe.run_script(value, scope.fork(), "", where)
             if probe.blocks:
                 self.block(argv, f"sets git config {key} to a command that would push or merge", where)
