@@ -183,34 +183,6 @@ def rewrite_plan_md_state(text: str, story_id: str, state: str, path: str = "pla
     return "".join(lines)
 
 
-def _json_value_end(text: str, start: int) -> int:
-    """Index just past the JSON value starting at `start` (string-aware)."""
-    depth = 0
-    index = start
-    in_string = False
-    while index < len(text):
-        char = text[index]
-        if in_string:
-            if char == "\\":
-                index += 1
-            elif char == '"':
-                in_string = False
-                if depth == 0:
-                    return index + 1
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-        elif depth == 0 and char in ",\r\n":
-            return index
-        index += 1
-    return index
-
-
 def _story_object_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the objects in the top-level "userStories" array, in order."""
     decoder = json.JSONDecoder()
@@ -224,9 +196,8 @@ def _story_object_spans(text: str) -> list[tuple[int, int]]:
                 index += 1
             if index >= len(text) or text[index] == "]":
                 break
-            end = _json_value_end(text, index)
             try:
-                decoder.decode(text[index:end])
+                _, end = decoder.raw_decode(text, index)
             except ValueError:
                 spans = []
                 break
