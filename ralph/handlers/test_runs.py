@@ -102,28 +102,9 @@ def failure_summary(verdict: object, exit_code: int | None) -> str:
 
 def _excerpt(output: str) -> str:
     text = output[-MAX_EXCERPT:]
-    try:
-        from ralph.rules.redact import redact
+    from ralph.rules.redact import redact
 
-        return redact(text)
-    except ImportError:
-        return text
-
-
-def _without_deadline(action: object) -> object:
-    """Run a rollback with the hook's own deadline paused: an alarm in the middle
-    of a reset would leave a half-reset tree (the work is saved, but still)."""
-    try:
-        import signal
-
-        remaining = signal.setitimer(signal.ITIMER_REAL, 0)[0]
-    except (ImportError, ValueError, OSError, AttributeError):
-        return action()
-    try:
-        return action()
-    finally:
-        if remaining:
-            signal.setitimer(signal.ITIMER_REAL, remaining)
+    return redact(text)
 
 
 def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
@@ -131,9 +112,8 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
     from ralph.rollback import RollbackResult, save_and_restore
 
     try:
-        result = _without_deadline(
-            lambda: save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
-        )
+        # No alarm can cut this reset short: ralph.hook arms its deadline on PreToolUse only.
+        result = save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
     except Exception as e:  # noqa: BLE001 - a rollback problem must reach the agent, not crash the hook
         result = RollbackResult(checkpoint=run.checkpoint, message=f"rollback crashed before resetting anything: {type(e).__name__}: {str(e)[:300]}")
     call.log_extra["rollback"] = {"restored": result.restored, "ref": result.ref, "message": result.message[:300]}
