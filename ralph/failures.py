@@ -11,24 +11,16 @@ import json
 import os
 import time
 
-from ralph.project import append_line, read_lines
+from ralph.project import append_line, read_lines, rotate_if_larger
 
 FAILURES_FILE = "failures.jsonl"
 MAX_BYTES = 1024 * 1024
 MAX_EXCERPT = 4000
 
 
-def _rotate_if_large(path: str) -> None:
-    try:
-        if os.stat(path).st_size > MAX_BYTES:
-            os.replace(path, path + ".1")
-    except OSError:
-        pass
-
-
 def record_failure(state_dir: str, record: dict) -> None:
     path = os.path.join(state_dir, FAILURES_FILE)
-    _rotate_if_large(path)
+    rotate_if_larger(path, MAX_BYTES)
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     entry.update(record)
     excerpt = entry.get("excerpt")

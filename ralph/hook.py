@@ -286,13 +286,9 @@ def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[st
 
             log_dir = os.path.join(state_dir(project_root(os.getcwd())), "logs")
         path = os.path.join(log_dir, "hooks.jsonl")
-        try:
-            if os.stat(path).st_size > LOG_MAX_BYTES:
-                os.replace(path, path + ".1")
-        except OSError:
-            pass
-        from ralph.project import append_line
+        from ralph.project import append_line, rotate_if_larger
 
+        rotate_if_larger(path, LOG_MAX_BYTES)
         append_line(path, line)
     except BaseException:
         pass  # the log is for people; a hook must answer even if it cannot be written

@@ -80,6 +80,16 @@ def append_line(path: str, line: str) -> None:
         os.close(fd)
 
 
+def rotate_if_larger(path: str, max_bytes: int) -> None:
+    """Keep an append-only log bounded: past max_bytes it becomes `path.1`
+    (replacing the previous one) and appends start a fresh file."""
+    try:
+        if os.stat(path).st_size > max_bytes:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
