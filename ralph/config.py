@@ -1,9 +1,15 @@
 """Project configuration: `ralph.toml` at the project root (or the file named
-by $RALPH_CONFIG). Parsed only when the file exists, so a project without
-config pays nothing on the hook path.
+by $RALPH_CONFIG), and the one schema that validates all of it.
 
-A broken file raises ConfigError naming the file and line; hooks log it and
-fall back to the defaults (which are the safe settings), commands print it.
+Parsed only when the file exists, so a project without config pays nothing on
+the hook path; a hook validates only the section it uses.
+
+The schema is a table of sections (SCHEMA); each section is a table of keys
+`key -> (default, kind, minimum)`, the shape of LOOP_KEYS in
+ralph/loop/settings.py. Each default lives there and nowhere else. Adding a
+section is adding one entry to SCHEMA. Every error reads
+`<file>:<line>: [section] key: what is wrong; how to fix`. Hooks log it and
+fall back to the defaults (which are the safe settings); commands print it.
 """
 from __future__ import annotations
 
@@ -14,6 +20,49 @@ from ralph.project import CONFIG_FILE, config_path  # noqa: F401 - re-exported f
 
 class ConfigError(ValueError):
     pass
+
+
+# ---- the schema ---------------------------------------------------------
+
+# kind: "int", "number" (int or float), "bool", "str", "path", "command"
+# (string for /bin/sh or list of strings), "choice:a|b", "strings" (list of
+# non-empty strings), "words" (list of single words); a trailing "?" allows
+# None. minimum: a number, or (minimum, maximum).
+KeyTable = dict[str, tuple[object, str, "float | tuple[float, float] | None"]]
+
+GUARD_KEYS: KeyTable = {
+    "block_git_subcommands": ((), "words", None),
+    "block_programs": ((), "strings", None),
+    "allow_commands": ((), "strings", None),
+}
+
+ROLLBACK_KEYS: KeyTable = {
+    "policy": ("consecutive", "choice:consecutive|immediate|stop|off", None),
+    "max_consecutive_failures": (3, "int", (1, 100)),
+    "count_by": ("command", "choice:command|runner|any", None),
+    "at_stop": (True, "bool", None),
+}
+
+# section -> its key table, or "module:NAME" for a table that lives beside the
+# code using it (imported only when that section is validated).
+SCHEMA: dict[str, KeyTable | str] = {
+    "loop": "ralph.loop.settings:LOOP_KEYS",
+    "guard": GUARD_KEYS,
+    "rollback": ROLLBACK_KEYS,
+}
+
+
+def keys_of(name: str) -> KeyTable:
+    table = SCHEMA[name]
+    if isinstance(table, str):
+        import importlib
+
+        module, attr = table.split(":")
+        table = getattr(importlib.import_module(module), attr)
+    return table
+
+
+# ---- reading --------------------------------------------------------------
 
 
 def parse_config(text: str, path: str) -> dict:
@@ -30,7 +79,7 @@ def parse_config(text: str, path: str) -> dict:
             line = message.split(marker, 1)[1].split(",", 1)[0].rstrip(")")
             message = message.split(" (at line ", 1)[0]
         where = f"{path}:{line}" if line else path
-        raise ConfigError(f"{where}: invalid TOML: {message}. Fix the file or remove it to use the defaults.") from None
+        raise ConfigError(f"{where}: invalid TOML: {message}; fix the file or remove it to use the defaults") from None
     return data
 
 
@@ -43,14 +92,185 @@ def load_config(root: str, environ: dict[str, str] | os._Environ[str] = os.envir
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+        raise ConfigError(f"{path}: cannot read: {e.strerror}; fix its permissions or unset RALPH_CONFIG") from None
     return parse_config(text, path)
 
 
 def section(config: dict, name: str, path: str = CONFIG_FILE) -> dict:
     value = config.get(name, {})
     if not isinstance(value, dict):
-        raise ConfigError(f"{path}: [{name}] must be a table, got {type(value).__name__}")
+        raise ConfigError(f"{key_line(path, name, '')}: [{name}] must be a table, got {type(value).__name__}; write it as [{name}] followed by key = value lines")
     return value
+
+
+def key_line(path: str | None, key: str, table: str = "loop", occurrence: int = 0) -> str:
+    """`path:line` of `key` inside `[table]` (or the n-th `[[table]]`; table ""
+    is the top level), for messages. The file itself when the key is not found."""
+    if not path:
+        return CONFIG_FILE
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return path
+    import re
+
+    header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+    key_re = re.compile(r"^\s*[\"']?%s[\"']?\s*=" % re.escape(key))
+    current = ""
+    seen = -1 if table else 0
+    header_line = 0
+    for number, line in enumerate(lines, 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1)
+            if not table and current == key:
+                return f"{path}:{number}"
+            if table and current == table:
+                seen += 1
+                if seen == occurrence:
+                    header_line = number
+            continue
+        if current == table and seen == occurrence and key_re.match(line):
+            return f"{path}:{number}"
+    if header_line and occurrence:  # a key missing from a [[loop.stages]] table: point at the table
+        return f"{path}:{header_line}"
+    if table:
+        # dotted keys (loop.max_iterations = 3) at top level
+        dotted = re.compile(r"^\s*%s\s*\.\s*%s\s*=" % (re.escape(table), re.escape(key)))
+        for number, line in enumerate(lines, 1):
+            if dotted.match(line):
+                return f"{path}:{number}"
+        if header_line:
+            return f"{path}:{header_line}"
+    return path
+
+
+# ---- validating -----------------------------------------------------------
+
+
+def check_value(value: object, kind: str, minimum: object, where: str, table: str, key: str) -> object:
+    """`value` if it is of `kind`, else ConfigError `where: [table] key: ...`."""
+    optional = kind.endswith("?")
+    base = kind.rstrip("?")
+    if value is None and optional:
+        return None
+
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"{where}: [{table}] {key}: {what}, got {value!r}")
+
+    if base == "command":
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise bad("must be a non-empty string (run by /bin/sh) or a list of strings (run as is)")
+    if base in ("int", "number"):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if base == "number":
+            ok = ok or isinstance(value, float)
+        if not ok:
+            raise bad("must be " + ("a whole number" if base == "int" else "a number"))
+        low, high = minimum if isinstance(minimum, tuple) else (minimum, None)
+        if low is not None and value < low or high is not None and value > high:
+            raise bad(f"must be from {low:g} to {high:g}" if high is not None else f"must be >= {low:g}")
+        return value
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise bad("must be true or false")
+        return value
+    if base in ("path", "str"):
+        if not isinstance(value, str) or not value:
+            raise bad("must be a non-empty string")
+        return value
+    if base in ("strings", "words"):
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            raise bad(f'must be a list of non-empty strings, e.g. {key} = ["..."]')
+        if base == "words":
+            for item in value:
+                if len(item.split()) != 1:
+                    raise ConfigError(f'{where}: [{table}] {key}: takes single words like "lfs", got {item!r}')
+        return tuple(value)
+    if base.startswith("choice:"):
+        choices = base.split(":", 1)[1].split("|")
+        if value not in choices:
+            raise bad("must be one of " + ", ".join(repr(c) for c in choices))
+        return value
+    raise AssertionError(kind)
+
+
+def validate_table(table: dict, keys: KeyTable, path: str | None, table_name: str, occurrence: int = 0,
+                   errors: list[str] | None = None) -> dict:
+    """The checked values of `table` (only the keys it sets). Raises the first
+    ConfigError, or, given `errors`, appends every one and skips the bad keys.
+    Keys of kind "stages" are left to their caller."""
+    values: dict = {}
+    for key, value in table.items():
+        try:
+            if key not in keys:
+                where = key_line(path, key, table_name, occurrence)
+                raise ConfigError(f"{where}: [{table_name}] {key}: unknown key; known keys: {', '.join(sorted(keys))}")
+            default, kind, minimum = keys[key]
+            if kind == "stages":
+                continue
+            values[key] = check_value(value, kind, minimum, key_line(path, key, table_name, occurrence), table_name, key)
+        except ConfigError as e:
+            if errors is None:
+                raise
+            errors.append(str(e))
+    return values
+
+
+def section_values(config: dict, name: str, path: str | None) -> dict:
+    """Every key of section `name`: its default, or the checked value from
+    `config`. Raises ConfigError."""
+    keys = keys_of(name)
+    values = {key: default for key, (default, _, _) in keys.items()}
+    values.update(validate_table(section(config, name, path or CONFIG_FILE), keys, path, name))
+    return values
+
+
+def load_section(root: str, name: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> dict:
+    """section_values() of the project's ralph.toml (defaults when there is none)."""
+    path = config_path(root, environ)
+    return section_values(load_config(root, environ) if path else {}, name, path)
+
+
+def config_errors(config: dict, path: str | None, unknown_sections: bool = True) -> list[str]:
+    """Every problem in a parsed config, each `file:line: [section] key: ...`.
+    unknown_sections=False skips sections the schema does not know (a
+    section another version of ralph added): `ralph doctor` names them,
+    the loop does not refuse to start over them."""
+    errors: list[str] = []
+    for name, value in config.items():
+        if name not in SCHEMA:
+            if unknown_sections:
+                    errors.append(f"{key_line(path, name, '')}: [{name}]: unknown section; known sections: {', '.join(sorted(SCHEMA))}")
+            continue
+        try:
+            table = section(config, name, path or CONFIG_FILE)
+        except ConfigError as e:
+            errors.append(str(e))
+            continue
+        validate_table(table, keys_of(name), path, name, errors=errors)
+    if not errors and isinstance(config.get("loop"), dict):
+        # what only the merged loop settings can tell (stages, unique names)
+        from ralph.loop.settings import loop_settings
+
+        try:
+            loop_settings(os.path.dirname(path or ".") or ".", config, path, {})
+        except ConfigError as e:
+            errors.append(str(e))
+    return errors
+
+
+def check_config(root: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> dict:
+    """The project's parsed config after validating every known section;
+    raises ConfigError listing every problem (one per line)."""
+    config = load_config(root, environ)
+    errors = config_errors(config, config_path(root, environ), unknown_sections=False)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return config

@@ -32,7 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-PAYLOADS = os.path.join(REPO, "tests", "fixtures", "hook_inputs")
+PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
 
 REFERENCE_HOOK = """#!/usr/bin/env bash
 input=$(cat)

@@ -12,7 +12,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
-HOOK_INPUTS = os.path.join(FIXTURES, "hook_inputs")
+# the real payloads ship with the package (demo and doctor replay them): one copy
+HOOK_INPUTS = os.path.join(os.path.dirname(HERE), "ralph", "data", "payloads")
 CAPTURED_PROJECT = "/home/dev/app"  # the cwd the real payloads were captured in
 
 

@@ -192,7 +192,7 @@ def test_deadline_fails_closed_only_when_it_could_push() -> None:
     slow = "true; " * 100_000
     assert judge_command(slow + "git push", deadline=0.01).blocked
     verdict = judge_command(slow + "ls", deadline=0.01)
-    assert not verdict.blocked and "deadline" in verdict.trace[-1] or "too long" in verdict.trace[-1]
+    assert not verdict.blocked and ("deadline" in verdict.trace[-1] or "too long" in verdict.trace[-1])
 
 
 def test_never_raises_on_random_text() -> None:
@@ -224,7 +224,7 @@ def test_plain_command_is_fast() -> None:
 
 def test_hot_path_imports() -> None:
     # modules the guard itself brings in (site may have loaded re/pathlib already)
-    code = ("import sys; before = set(sys.modules); import ralph.rules.guard; "
+    code = ("import sys, ralph.hook; before = set(sys.modules); import ralph.rules.guard; "
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('ralph')))")
     out = subprocess.run([os.path.join(os.path.dirname(RALPH), "python"), "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out

@@ -49,7 +49,8 @@ def test_run_json_during_iteration_is_active_for_the_hooks(tmp_path) -> None:
     p = Project(tmp_path, PLAN3)
     snapshot = os.path.join(p.agent_dir, "run-during.json")
     p.script(runs=[[{"run": f"cp .ralph/run.json {snapshot}"}, {"mark": "done"}]])
-    assert p.run_loop("--once").returncode == 0 or True
+    once = p.run_loop("--once")
+    assert once.returncode == 3 and "finished: max_iterations" in once.stdout, once.stdout + once.stderr  # --once, stories left
     with open(snapshot, encoding="utf-8") as f:
         text = f.read()
     from ralph.run_state import parse_active_run
@@ -131,7 +132,7 @@ def test_agent_timeout_kills_its_process_group(tmp_path) -> None:
     started = time.monotonic()
     result = p.run_loop("--timeout", "1")
     assert result.returncode == 5, result.stdout + result.stderr
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60  # two killed agents, not two 60 s sleeps
     assert [e["result"] for e in p.events("iteration")] == ["timeout", "timeout"]
     assert all(e["agent_timed_out"] for e in p.events("iteration"))
     for path in sleepers:
@@ -208,7 +209,7 @@ def test_second_ctrl_c_forces_a_hung_agent(tmp_path) -> None:
     second = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
-    assert time.monotonic() - second < 3
+    assert time.monotonic() - second < 30  # not the agent's 60 s sleep (a wide margin, not a speed limit)
     assert proc.returncode == 130, out + err
     assert not pid_alive(int(open(pid_file).read()))
     assert p.run_state()["finish"]["type"] == "manual"

@@ -98,10 +98,10 @@ def test_settings_precedence(tmp_path) -> None:
 def test_settings_errors_name_the_line(tmp_path) -> None:
     path = tmp_path / "ralph.toml"
     path.write_text('[guard]\nx = 1\n\n[loop]\nagent_command = []\n')
-    with pytest.raises(ConfigError, match=r"ralph.toml:5: agent_command must be a non-empty string"):
+    with pytest.raises(ConfigError, match=r"ralph.toml:5: \[loop\] agent_command: must be a non-empty string"):
         loop_settings(str(tmp_path), {"loop": {"agent_command": []}}, str(path), {})
     path.write_text('[loop]\n[[loop.stages]]\nname = "a"\n[[loop.stages]]\nmode = "plan"\n')
-    with pytest.raises(ConfigError, match=r"ralph.toml:4: \[\[loop.stages\]\] #2 needs a name"):
+    with pytest.raises(ConfigError, match=r"ralph.toml:4: \[loop.stages\] name: stage #2 has none"):
         loop_settings(str(tmp_path), {"loop": {"stages": [{"name": "a"}, {"mode": "plan"}]}}, str(path), {})
 
 

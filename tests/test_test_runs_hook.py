@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ralph.hook import HookCall
+from ralph.protocol import HookCall
 from tests.conftest import RALPH, git, load_payload, run_hook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -249,7 +249,7 @@ def test_broken_config_falls_back_to_the_default(project: str) -> None:
     result = bash_hook(project, PYTEST, *run_tests(project))
     assert "1 of 3 failing runs in a row" in result.context
     log = history(project, "logs", "hooks.jsonl")[-1]
-    assert any("policy = 'sometimes'" in note for note in log.get("notes", []))
+    assert any("ralph.toml:2: [rollback] policy: must be one of" in note and "'sometimes'" in note for note in log.get("notes", []))
 
 
 def test_planning_iteration_is_never_rolled_back(project: str) -> None:
@@ -340,7 +340,7 @@ def test_pass_path_does_not_import_subprocess_or_git_code(project: str) -> None:
     code, output = run_tests(project)
     script = (
         "import json, sys\n"
-        "from ralph.hook import HookCall\n"
+        "from ralph.protocol import HookCall\n"
         "from ralph.handlers.test_runs import on_bash_result\n"
         f"call = HookCall('PostToolUse', {{'cwd': {project!r}, 'session_id': 's'}})\n"
         f"out = on_bash_result(call, {PYTEST!r}, 0, sys.stdin.read())\n"

@@ -36,7 +36,7 @@ def bash_result(payload: object) -> tuple[str, int | None, str]:
     if not isinstance(command, str):
         raise PayloadError("tool_input.command is missing or not a string")
     if event == "PostToolUse":
-        from ralph.handlers.post_tool import bash_output
+        from ralph.protocol import bash_output
 
         return command, 0, bash_output(payload.get("tool_response"))
     error = payload.get("error")

@@ -30,23 +30,14 @@ def main(argv: list[str]) -> int:
         return 2
     command = sys.stdin.read() if args.command == ["-"] else " ".join(args.command)
 
-    from ralph.config import ConfigError, load_config, section
+    from ralph.config import ConfigError, load_section
     from ralph.project import project_root
     from ralph.rules.guard import GuardPolicy, judge_command
 
     policy = None
     try:
-        if args.config:
-            from ralph.config import parse_config
-
-            with open(args.config, encoding="utf-8") as f:
-                config = parse_config(f.read(), args.config)
-            policy = GuardPolicy.from_config(section(config, "guard", args.config), args.config)
-        else:
-            root = project_root(os.getcwd())
-            config = load_config(root)
-            if config:
-                policy = GuardPolicy.from_config(section(config, "guard"), os.path.join(root, "ralph.toml"))
+        environ = dict(os.environ, RALPH_CONFIG=args.config) if args.config else os.environ
+        policy = GuardPolicy(**load_section(project_root(os.getcwd()), "guard", environ))
     except (ConfigError, OSError) as e:
         sys.stderr.write(f"ralph explain: {e}\n")
         return 2

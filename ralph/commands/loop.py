@@ -61,13 +61,13 @@ def _positive_int(text: str) -> int:
 
 def load_settings(args: object) -> object:
     """LoopSettings from ralph.toml and the flags; raises ConfigError."""
-    from ralph.config import config_path, load_config
+    from ralph.config import check_config, config_path
     from ralph.loop.settings import loop_settings
     from ralph.project import project_root
 
     start = os.path.abspath(args.directory) if args.directory else os.getcwd()  # type: ignore[attr-defined]
     root = project_root(start) if not args.directory else start  # type: ignore[attr-defined]
-    config = load_config(root)
+    config = check_config(root)  # every section, so a bad [rollback] or [guard] stops the run before it starts
     flags = {
         "plan": args.plan,  # type: ignore[attr-defined]
         "prompt": args.prompt,  # type: ignore[attr-defined]

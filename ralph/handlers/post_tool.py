@@ -2,7 +2,7 @@
 that exited 0 (failures masked by `| tail`, `|| true`, ...)."""
 from __future__ import annotations
 
-from ralph.hook import HookCall, Outcome, allow
+from ralph.protocol import HookCall, Outcome, allow, bash_output
 from ralph.rules.read_before_edit import EDIT_TOOLS
 
 # tool -> where its response names the file it touched (the input as fallback)
@@ -23,15 +23,6 @@ def touched_path(tool_name: str, tool_input: dict, tool_response: object) -> str
         return value
     fallback = tool_input.get(EDIT_TOOLS.get(tool_name, "file_path")) or tool_input.get("file_path")
     return fallback if isinstance(fallback, str) and fallback else None
-
-
-def bash_output(tool_response: object) -> str:
-    if isinstance(tool_response, str):
-        return tool_response
-    if not isinstance(tool_response, dict):
-        return ""
-    parts = [tool_response.get("stdout"), tool_response.get("stderr")]
-    return "\n".join(p for p in parts if isinstance(p, str) and p)
 
 
 def handle(call: HookCall) -> Outcome:

@@ -2,7 +2,7 @@
 PostToolUse), with `error: "Exit code N\\n<output>"`. Judge it as a test run."""
 from __future__ import annotations
 
-from ralph.hook import HookCall, Outcome, allow
+from ralph.protocol import HookCall, Outcome, allow
 
 
 def handle(call: HookCall) -> Outcome:

@@ -1,7 +1,7 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
 from __future__ import annotations
 
-from ralph.hook import HookCall, Outcome, allow, deny
+from ralph.protocol import HookCall, Outcome, allow, deny
 from ralph.project import config_path
 
 
@@ -13,11 +13,11 @@ def handle(call: HookCall) -> Outcome:
 def load_guard_policy(call: HookCall, path: str) -> object | None:
     """The [guard] table of ralph.toml, or None (defaults). A broken config is
     logged and the defaults apply: they block every push and merge."""
-    from ralph.config import ConfigError, load_config, section
+    from ralph.config import ConfigError, load_section
     from ralph.rules.guard import GuardPolicy
 
     try:
-        return GuardPolicy.from_config(section(load_config(call.root, call.environ), "guard", path), path)
+        return GuardPolicy(**load_section(call.root, "guard", call.environ))
     except ConfigError as e:
         call.problems.append(f"config ignored: {e}")
         return None

@@ -2,7 +2,7 @@
 inject the current story and what went wrong so far."""
 from __future__ import annotations
 
-from ralph.hook import HookCall, Outcome, allow, context
+from ralph.protocol import HookCall, Outcome, allow, context
 
 PROMPT_LOG_CHARS = 2000
 FAILURE_EXCERPT_CHARS = 1500

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ralph.hook import HookCall, Outcome, allow, block
+from ralph.protocol import HookCall, Outcome, allow, block
 
 DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
 

@@ -20,7 +20,7 @@ import json
 import os
 import time
 
-from ralph.hook import HookCall, Outcome, block, context
+from ralph.protocol import HookCall, Outcome, block, context
 
 HISTORY_FILE = "tests.jsonl"
 MAX_FAILING_SHOWN = 10
@@ -64,13 +64,10 @@ def load_policy(call: HookCall) -> object:
     from ralph.rules.rollback_policy import RollbackPolicy
 
     try:
-        from ralph.config import ConfigError, config_path, load_config, section
+        from ralph.config import ConfigError, load_section
 
-        config = load_config(call.root, call.environ)
-        if not config:
-            return RollbackPolicy()
-        path = config_path(call.root, call.environ) or "ralph.toml"
-        return RollbackPolicy.from_config(section(config, "rollback", path), path)
+        values = load_section(call.root, "rollback", call.environ)
+        return RollbackPolicy(values["policy"], values["max_consecutive_failures"], values["count_by"], values["at_stop"])
     except ConfigError as e:
         call.problems.append(f"{e}; using the default rollback policy")
         return RollbackPolicy()

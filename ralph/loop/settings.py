@@ -6,9 +6,8 @@ Every bad value raises ConfigError naming the file and line of the key, so
 from __future__ import annotations
 
 import os
-import re
 
-from ralph.config import ConfigError
+from ralph.config import ConfigError, key_line, validate_table
 
 MODES = ("build", "plan")
 EXHAUSTED_ACTIONS = ("skip", "stop")
@@ -79,107 +78,22 @@ class LoopSettings:
         return self.values[key]
 
 
-def key_line(path: str | None, key: str, table: str = "loop", occurrence: int = 0) -> str:
-    """`path:line` of `key` inside `[table]` (or the n-th `[[table]]`), for messages."""
-    if not path:
-        return "ralph.toml"
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return path
-    header = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-    key_re = re.compile(r"^\s*[\"']?%s[\"']?\s*=" % re.escape(key))
-    current = None
-    seen = -1
-    header_line = 0
-    for number, line in enumerate(lines, 1):
-        m = header.match(line)
-        if m:
-            current = m.group(1)
-            if current == table:
-                seen += 1
-                if seen == occurrence:
-                    header_line = number
-            continue
-        if current == table and seen == occurrence and key_re.match(line):
-            return f"{path}:{number}"
-    if header_line and table != "loop":  # a key missing from a [[loop.stages]] table: point at the table
-        return f"{path}:{header_line}"
-    # dotted keys (loop.max_iterations = 3) at top level
-    dotted = re.compile(r"^\s*%s\s*\.\s*%s\s*=" % (re.escape(table), re.escape(key)))
-    for number, line in enumerate(lines, 1):
-        if dotted.match(line):
-            return f"{path}:{number}"
-    return path
-
-
-def _check(value: object, kind: str, minimum: float | None, where: str, key: str) -> object:
-    optional = kind.endswith("?")
-    base = kind.rstrip("?")
-    if value is None and optional:
-        return None
-    if base == "command":
-        if isinstance(value, str) and value.strip():
-            return value
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return list(value)
-        raise ConfigError(f"{where}: {key} must be a non-empty string (run by /bin/sh) or a list of strings (run as is), got {value!r}")
-    if base in ("int", "number"):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-        if base == "number":
-            ok = ok or isinstance(value, float)
-        if not ok:
-            noun = "an integer" if base == "int" else "a number"
-            raise ConfigError(f"{where}: {key} must be {noun}, got {value!r}")
-        if minimum is not None and value < minimum:
-            raise ConfigError(f"{where}: {key} must be >= {minimum:g}, got {value!r}")
-        return value
-    if base == "bool":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: {key} must be true or false, got {value!r}")
-        return value
-    if base in ("path", "str"):
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{where}: {key} must be a non-empty string, got {value!r}")
-        return value
-    if base.startswith("choice:"):
-        choices = base.split(":", 1)[1].split("|")
-        if value not in choices:
-            raise ConfigError(f"{where}: {key} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
-        return value
-    raise AssertionError(kind)
-
-
-def _validate_table(table: dict, keys: dict, path: str | None, table_name: str, occurrence: int = 0) -> dict:
-    values: dict = {}
-    for key, value in table.items():
-        if key not in keys:
-            where = key_line(path, key, table_name, occurrence)
-            raise ConfigError(f"{where}: unknown key {key!r} in [{table_name}]; known keys: {', '.join(sorted(keys))}")
-        default, kind, minimum = keys[key]
-        if kind == "stages":
-            continue
-        values[key] = _check(value, kind, minimum, key_line(path, key, table_name, occurrence), key)
-    return values
-
-
 def loop_settings(root: str, config: dict, config_path: str | None, flags: dict) -> LoopSettings:
     """Merge defaults, the [loop] table and command-line flags (non-None ones win)."""
     from ralph.config import section
 
     table = section(config, "loop", config_path or "ralph.toml")
     values = {key: default for key, (default, _, _) in LOOP_KEYS.items() if key != "stages"}
-    values.update(_validate_table(table, LOOP_KEYS, config_path, "loop"))
+    values.update(validate_table(table, LOOP_KEYS, config_path, "loop"))
     stages_raw = table.get("stages")
     stage_tables: list[dict] = []
     if stages_raw is not None:
         if not isinstance(stages_raw, list) or not all(isinstance(s, dict) for s in stages_raw):
-            raise ConfigError(f"{key_line(config_path, 'stages')}: stages must be [[loop.stages]] tables")
+            raise ConfigError(f"{key_line(config_path, 'stages')}: [loop] stages: must be [[loop.stages]] tables; write each stage as a [[loop.stages]] table")
         for number, stage in enumerate(stages_raw):
-            checked = _validate_table(stage, STAGE_KEYS, config_path, "loop.stages", number)
+            checked = validate_table(stage, STAGE_KEYS, config_path, "loop.stages", number)
             if not checked.get("name"):
-                raise ConfigError(f"{key_line(config_path, 'name', 'loop.stages', number)}: [[loop.stages]] #{number + 1} needs a name")
+                raise ConfigError(f"{key_line(config_path, 'name', 'loop.stages', number)}: [loop.stages] name: stage #{number + 1} has none; add name = \"...\"")
             stage_tables.append(checked)
     for key, value in flags.items():
         if value is not None:
@@ -189,7 +103,7 @@ def loop_settings(root: str, config: dict, config_path: str | None, flags: dict)
         stage_tables = [{"name": values["mode"], "mode": values["mode"]}]
     names = [s["name"] for s in stage_tables]
     if len(set(names)) != len(names):
-        raise ConfigError(f"{config_path}: [[loop.stages]] names must be unique, got {names}")
+        raise ConfigError(f"{key_line(config_path, 'stages', 'loop.stages')}: [loop.stages] name: names must be unique, got {names}; rename the repeated stage")
     stages = [
         Stage(
             name=s["name"],
