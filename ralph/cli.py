@@ -14,6 +14,9 @@ COMMANDS = {
     "rollbacks": "ralph.commands.rollbacks",
     "loop": "ralph.commands.loop",
     "status": "ralph.commands.status",
+    "install": "ralph.commands.install",
+    "uninstall": "ralph.commands.uninstall",
+    "doctor": "ralph.commands.doctor",
 }
 
 USAGE = """\
@@ -34,24 +37,48 @@ other commands:
   rollbacks           list or restore work saved before a rollback
   loop                run the plan's stories unattended (same as ralph-loop)
   status              stories done, current run, last iterations, rollbacks
+  install             merge ralph's hooks into Claude Code's settings (--user, --project, --local, --plugin DIR)
+  uninstall           remove exactly ralph's hooks from a settings file
+  doctor              check the whole setup: settings files, hooks, round trips, ralph.toml, state dir
   version             print the version
+"""
+
+
+HOOK_HELP = """\
+usage: ralph {name}
+
+A Claude Code hook command ({event}): reads one hook payload (JSON) on stdin,
+prints exactly one JSON object on stdout and exits 0, whatever it is fed.
+Claude Code runs it; `ralph install` wires it. To try it by hand:
+  ralph demo                  replays real payloads through every handler
+  ralph {name} < payload.json
 """
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if argv is None and sys.argv and sys.argv[0].rsplit("/", 1)[-1] == "ralph-loop":
+        # the binary (or bin/ralph) reached through a `ralph-loop` symlink
+        return loop_main()
     name = args[0] if args else ""
     from ralph.hook import SUBCOMMANDS
 
     event = SUBCOMMANDS.get(name)
     if event is not None:
+        if "-h" in args[1:] or "--help" in args[1:]:
+            # help, not a hook run: reads nothing, writes no state
+            sys.stdout.write(HOOK_HELP.format(name=name, event=event or "any event; the payload names it"))
+            return 0
         from ralph.hook import main as hook_main
 
         return hook_main(event)
     if name in COMMANDS:
         import importlib
 
-        return importlib.import_module(COMMANDS[name]).main(args[1:])
+        try:
+            return importlib.import_module(COMMANDS[name]).main(args[1:])
+        except BrokenPipeError:
+            return quiet_broken_pipe()
     if name in ("version", "--version", "-V"):
         from ralph import __version__
 
@@ -62,6 +89,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if name else 2
     sys.stderr.write(f"ralph: unknown command {name!r}\n\n{USAGE}")
     return 2
+
+
+def quiet_broken_pipe() -> int:
+    """`ralph demo | head`: the reader left. End quietly, as a program killed
+    by SIGPIPE would (exit 141), without a traceback or a second error when
+    Python flushes stdout at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 def loop_main() -> int:

@@ -49,12 +49,51 @@ def fallback_state_dir(root: str) -> str:
     return os.path.join(platformdirs.user_state_dir("ralph-hooks"), "projects", digest)
 
 
+# .ralph/.gitignore, written by the loop and by the first state write of any
+# hook, so `git add -A` never commits prompts, logs or run state.
+STATE_GITIGNORE = """\
+# Written by ralph-hooks: run state (run.json, events, logs, hook sessions)
+# stays out of git; plans, progress notes and prompts are committed.
+*
+!.gitignore
+!*.md
+!prd.json
+!PRD-*/
+"""
+
+
+def ensure_state_gitignore(directory: str) -> None:
+    """Write `<directory>/.gitignore` atomically unless one exists: a user's
+    own is never overwritten (a hard link from a finished temp file fails when
+    the name is taken, so a racing writer cannot clobber it either)."""
+    path = os.path.join(directory, ".gitignore")
+    if os.path.lexists(path):
+        return
+    tmp = os.path.join(directory, f"..gitignore.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            write_all(fd, STATE_GITIGNORE.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+    except OSError:
+        pass  # exists already (a racing hook won), or a filesystem without links: the next call retries
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def state_dir(root: str) -> str:
-    """`<root>/.ralph`, created on demand; a per-user fallback when it cannot be."""
+    """`<root>/.ralph`, created on demand (with its .gitignore); a per-user
+    fallback when it cannot be."""
     primary = os.path.join(root, STATE_DIR_NAME)
     try:
         os.makedirs(primary, exist_ok=True)
         if os.access(primary, os.W_OK | os.X_OK):
+            ensure_state_gitignore(primary)
             return primary
     except OSError:
         pass

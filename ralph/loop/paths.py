@@ -9,15 +9,7 @@ PRD_DIR = re.compile(r"^PRD-(\d+)$")
 EVENTS_FILE = "events.jsonl"
 ABORT_FILE = "abort"
 LOGS_DIR = "logs"
-GITIGNORE = """\
-# Written by ralph-loop: run state (run.json, events, logs, hook sessions)
-# stays out of git; plans, progress notes and prompts are committed.
-*
-!.gitignore
-!*.md
-!prd.json
-!PRD-*/
-"""
+from ralph.project import STATE_GITIGNORE as GITIGNORE  # noqa: E402,F401 - the one .ralph/.gitignore
 
 
 def discover_plan(state_dir: str) -> str | None:

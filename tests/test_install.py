@@ -1,0 +1,228 @@
+"""`ralph install` / `uninstall` / `doctor` and the plugin, through the
+installed entry point, with an isolated HOME (the client's own locations)."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import RALPH, git, load_payload, run_hook
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUBCOMMANDS = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "PostToolUseFailure": "post-tool-failure",
+               "UserPromptSubmit": "prompt", "Stop": "stop"}
+OTHER_TOOL = {"matcher": "Bash", "hooks": [{"type": "command", "command": "other-tool check", "timeout": 5}]}
+
+
+def ralph(args: list[str], home: str, cwd: str, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RALPH_"))}
+    env["HOME"] = home
+    return subprocess.run([RALPH, *args], capture_output=True, text=True, cwd=cwd, env=env, input=stdin, timeout=120)
+
+
+@pytest.fixture
+def home(tmp_path) -> str:
+    path = tmp_path / "home"
+    (path / ".claude").mkdir(parents=True)
+    return str(path)
+
+
+def user_settings(home: str) -> str:
+    return os.path.join(home, ".claude", "settings.json")
+
+
+def read(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write(path: str, data: object) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(data if isinstance(data, str) else json.dumps(data))
+
+
+def test_install_merges_keeps_everything_else_and_is_idempotent(home: str, repo: str) -> None:
+    original = {"model": "opus", "permissions": {"allow": ["Bash(ls)"]}, "hooks": {"PreToolUse": [OTHER_TOOL]}}
+    write(user_settings(home), original)
+    first = ralph(["install", "--user"], home, repo)
+    assert first.returncode == 0, first.stderr
+    assert "+++ " + user_settings(home) in first.stdout  # the diff
+    data = read(user_settings(home))
+    assert data["model"] == "opus" and data["permissions"] == original["permissions"]
+    assert data["hooks"]["PreToolUse"][0] == OTHER_TOOL
+    ours = data["hooks"]["PreToolUse"][1]["hooks"][0]
+    assert ours["onFailure"] == "block" and ours["timeout"] == 30
+    words = ours["command"].split()
+    assert words[-1] == "pre-tool" and all(os.path.isabs(w) for w in words if not w.startswith("-") and w != "pre-tool")
+    for event, sub in SUBCOMMANDS.items():
+        assert data["hooks"][event][-1]["hooks"][0]["command"].endswith(" " + sub)
+    backups = glob.glob(user_settings(home) + ".ralph-backup-*")
+    assert len(backups) == 1 and read(backups[0]) == original
+    before = open(user_settings(home)).read()
+    second = ralph(["install", "--user"], home, repo)
+    assert second.returncode == 0 and "nothing changed" in second.stdout
+    assert open(user_settings(home)).read() == before
+    assert len(glob.glob(user_settings(home) + ".ralph-backup-*")) == 1
+
+
+def test_uninstall_removes_exactly_ours(home: str, repo: str) -> None:
+    original = {"model": "opus", "hooks": {"PreToolUse": [OTHER_TOOL]}}
+    write(user_settings(home), original)
+    assert ralph(["install"], home, repo).returncode == 0
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0, done.stderr
+    assert read(user_settings(home)) == original
+    assert "nothing changed" in ralph(["uninstall"], home, repo).stdout
+
+
+def test_dry_run_writes_nothing(home: str, repo: str) -> None:
+    done = ralph(["install", "--project", "--dry-run"], home, repo)
+    assert done.returncode == 0 and "pre-tool" in done.stdout and "dry run" in done.stdout
+    assert not os.path.exists(os.path.join(repo, ".claude"))
+
+
+def test_invalid_json_names_file_and_line_and_writes_nothing(home: str, repo: str) -> None:
+    text = '{\n  "model": "opus",\n  "hooks": {,\n}\n'
+    write(user_settings(home), text)
+    done = ralph(["install"], home, repo)
+    assert done.returncode == 1
+    assert f"{user_settings(home)}:3:" in done.stderr and "nothing was written" in done.stderr
+    assert open(user_settings(home)).read() == text
+    assert not glob.glob(user_settings(home) + ".ralph-backup-*")
+
+
+def test_project_and_local_scopes(home: str, repo: str) -> None:
+    assert ralph(["install", "--project"], home, repo).returncode == 0
+    assert ralph(["install", "--local"], home, repo).returncode == 0
+    assert "PreToolUse" in read(os.path.join(repo, ".claude", "settings.json"))["hooks"]
+    assert "Stop" in read(os.path.join(repo, ".claude", "settings.local.json"))["hooks"]
+    assert not os.path.exists(user_settings(home))
+
+
+def test_entries_in_the_ignored_user_local_file_are_found_and_moved(home: str, repo: str) -> None:
+    ignored = os.path.join(home, ".claude", "settings.local.json")
+    write(ignored, {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "ralph pre-tool"}]}], "Stop": [OTHER_TOOL]}})
+    doctor = ralph(["doctor", "--no-round-trip"], home, repo)
+    assert doctor.returncode == 1
+    assert "does not read this file" in doctor.stdout and "ralph install --user --move" in doctor.stdout
+    offered = ralph(["install"], home, repo)
+    assert offered.returncode == 0 and "never run" in offered.stdout and "--move" in offered.stdout
+    assert "ralph pre-tool" in open(ignored).read()  # only offered: nothing moved without --move
+    moved = ralph(["install", "--move"], home, repo)
+    assert moved.returncode == 0, moved.stderr
+    assert read(ignored) == {"hooks": {"Stop": [OTHER_TOOL]}}
+    assert ralph(["doctor"], home, repo).returncode == 0
+
+
+def test_misspelt_event_impossible_matcher_and_missing_command(home: str, repo: str) -> None:
+    write(user_settings(home), {"hooks": {
+        "PreToolUse": [{"matcher": "bash|edit", "hooks": [{"type": "command", "command": "/nowhere/bin/ralph pre-tool", "timeout": 30000}]}],
+        "PostToolUses": [{"hooks": [{"type": "command", "command": "ralph post-tool"}]}],
+    }})
+    doctor = ralph(["doctor", "--json"], home, repo)
+    assert doctor.returncode == 1
+    report = json.loads(doctor.stdout)
+    failures = "\n".join(c["detail"] for c in report["checks"] if c["status"] == "fail")
+    assert "PostToolUses: no such Claude Code event" in failures and "'PostToolUse'" in failures
+    assert "never matches Bash, Edit" in failures
+    assert "/nowhere/bin/ralph, which does not exist" in failures
+    assert "timeout 30000" in failures
+    assert all(c["fix"] for c in report["checks"] if c["status"] == "fail")
+    fixed = ralph(["install"], home, repo)
+    assert fixed.returncode == 0 and "would not have worked" in fixed.stdout
+    assert "PostToolUses" not in read(user_settings(home))["hooks"]
+    assert ralph(["doctor"], home, repo).returncode == 0
+
+
+def test_doctor_passes_when_installed_and_reports_latency(home: str, repo: str) -> None:
+    assert ralph(["install"], home, repo).returncode == 0
+    done = ralph(["doctor", "--json"], home, repo)
+    assert done.returncode == 0, done.stdout
+    report = json.loads(done.stdout)
+    assert report["ok"] and set(report["latency_ms"]) == set(SUBCOMMANDS)
+
+
+def test_doctor_fails_with_a_missing_binary_and_bad_toml(home: str, repo: str, tmp_path) -> None:
+    fake = tmp_path / "bin" / "ralph"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec " + RALPH + ' "$@"\n')
+    fake.chmod(0o755)
+    assert ralph(["install", "--binary", str(fake)], home, repo).returncode == 0
+    assert ralph(["doctor"], home, repo).returncode == 0
+    fake.unlink()
+    gone = ralph(["doctor"], home, repo)
+    assert gone.returncode == 1 and f"{fake}, which does not exist" in gone.stdout
+    assert ralph(["install"], home, repo).returncode == 0
+    write(os.path.join(repo, "ralph.toml"), '[rollback]\npolicy = "sometimes"\n\n[guard]\nblock_programs = "gh"\n')
+    bad = ralph(["doctor"], home, repo)
+    assert bad.returncode == 1
+    assert "ralph.toml:2: [rollback] policy: must be one of" in bad.stdout
+    assert "ralph.toml:5: [guard] block_programs: must be a list" in bad.stdout
+
+
+def test_the_first_hook_call_writes_the_state_gitignore(repo: str) -> None:
+    payload = load_payload("UserPromptSubmit", repo)
+    run_hook("prompt", payload, repo)
+    assert os.path.exists(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"))
+    with open(os.path.join(repo, ".ralph", ".gitignore")) as f:
+        assert f.read().startswith("# Written by ralph-hooks")
+    # `git add -A` would add the .gitignore alone: the log (with the prompt) stays out
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == "?? .ralph/.gitignore\n"
+
+
+def test_install_writes_a_missing_state_gitignore(home: str, repo: str) -> None:
+    os.makedirs(os.path.join(repo, ".ralph", "logs"))
+    done = ralph(["install"], home, repo)
+    assert done.returncode == 0 and os.path.exists(os.path.join(repo, ".ralph", ".gitignore"))
+
+
+def test_a_users_state_gitignore_is_never_overwritten(repo: str) -> None:
+    os.makedirs(os.path.join(repo, ".ralph"))
+    write(os.path.join(repo, ".ralph", ".gitignore"), "logs/\n")
+    run_hook("prompt", load_payload("UserPromptSubmit", repo), repo)
+    assert open(os.path.join(repo, ".ralph", ".gitignore")).read() == "logs/\n"
+
+
+@pytest.mark.parametrize("sub", ["pre-tool", "post-tool", "post-tool-failure", "prompt", "stop", "hook"])
+def test_hook_help_writes_nothing(tmp_path, sub: str) -> None:
+    done = subprocess.run([RALPH, sub, "--help"], capture_output=True, text=True, cwd=tmp_path, timeout=30)
+    assert done.returncode == 0 and "usage: ralph " + sub in done.stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_demo_into_a_closed_pipe_ends_quietly() -> None:
+    done = subprocess.run(f"{RALPH} demo | head -1", shell=True, capture_output=True, text=True, timeout=300)
+    assert done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+def test_settings_example_and_plugin_follow_the_entry_table() -> None:
+    from ralph.commands.install import LAUNCHER_COMMAND, plugin_hooks, plugin_manifest, render, wanted_hooks
+
+    example = read(os.path.join(REPO, "settings.example.json"))
+    assert example == {"hooks": wanted_hooks("ralph")}
+    assert open(os.path.join(REPO, "hooks", "hooks.json")).read() == render(plugin_hooks())
+    assert read(os.path.join(REPO, ".claude-plugin", "plugin.json")) == plugin_manifest()
+    assert LAUNCHER_COMMAND.endswith("/hooks/ralph-hook")
+    assert os.path.realpath(os.path.join(REPO, "hooks", "ralph-hook")) == os.path.join(REPO, "ralph", "data", "ralph-hook")
+
+
+def test_install_plugin_writes_a_plugin_that_fails_closed(home: str, repo: str, tmp_path) -> None:
+    plugin = str(tmp_path / "plugin")
+    done = ralph(["install", "--plugin", plugin], home, repo)
+    assert done.returncode == 0, done.stderr
+    assert read(os.path.join(plugin, ".claude-plugin", "plugin.json"))["name"] == "ralph-hooks"
+    launcher = os.path.join(plugin, "hooks", "ralph-hook")
+    payload = json.dumps(load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "git push"}})
+    env = {"PATH": "/usr/bin:/bin", "HOME": home}
+    answer = json.loads(subprocess.run([launcher, "pre-tool"], input=payload, capture_output=True, text=True, env=env, cwd=repo).stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny" and "git push" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    # the ralph it was written for is gone: deny, do not allow
+    env["RALPH"] = "/nowhere/ralph"
+    answer = json.loads(subprocess.run([launcher, "pre-tool"], input=payload, capture_output=True, text=True, env=env, cwd=repo).stdout)
+    assert "not installed" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert ralph(["doctor", "--plugin", plugin, "--no-round-trip"], home, repo).returncode == 0
