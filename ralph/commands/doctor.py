@@ -142,11 +142,15 @@ def check_round_trips(report: Report, active: dict, environ: dict) -> dict[str, 
             entries = active.get(event)
             if not entries:
                 continue
-            command = entries[0][2].get("command", "")
+            source, _, handler = entries[0]
+            command = handler.get("command", "")
             payload = load_payload(name, project)
             if tool_input:
                 payload["tool_input"] = dict(payload.get("tool_input") or {}, **tool_input)
-            seconds, code, out, err = round_trip(command, payload, project, environ)
+            env = environ
+            if source.endswith(os.path.join("hooks", "hooks.json")):  # a plugin's: the client sets its root
+                env = dict(environ, CLAUDE_PLUGIN_ROOT=os.path.dirname(os.path.dirname(os.path.abspath(source))))
+            seconds, code, out, err = round_trip(command, payload, project, env)
             latencies[event] = round(seconds * 1000, 1)
             try:
                 answer = json.loads(out)
