@@ -22,6 +22,9 @@ MAX_STDIN = 64 * 1024 * 1024
 # 20 ms); below it the C scanner wins. Measured by scripts/bench.py.
 ORJSON_MIN_BYTES = 48 * 1024 * 1024
 DEADLINE_SECONDS = 20.0  # PreToolUse: far below the client's timeout, so a hung check still denies
+# Bash commands longer than this are judged on this prefix (PostToolUse) or
+# denied unjudged (PreToolUse: what lies past the cut could be a push).
+MAX_JUDGED_COMMAND = 256 * 1024
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
 
 # subcommand -> the Claude Code event it handles; the event names are aliases
@@ -97,6 +100,16 @@ class HookCall:
     def field(self, name: str, kind: type, default: object = None) -> object:
         value = self.payload.get(name, default)
         return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else default
+
+
+def judged_command(call: HookCall, command: str) -> str:
+    """The Bash command as the rules see it: at most MAX_JUDGED_COMMAND
+    characters, so judging stays linear and bounded; a longer one is judged
+    on its prefix and the log says so."""
+    if len(command) <= MAX_JUDGED_COMMAND:
+        return command
+    call.log_extra["command_cut"] = f"judged on the first {MAX_JUDGED_COMMAND} of {len(command)} characters"
+    return command[:MAX_JUDGED_COMMAND]
 
 
 class Outcome:
@@ -249,7 +262,9 @@ def _on_deadline(signum: int, frame: object) -> None:
 
 
 def emit(output: dict) -> None:
-    data = fastjson.dumps(output).encode("utf-8", "surrogatepass") + b"\n"
+    # A lone surrogate (from a payload's `\ud800`) is written back as the same
+    # JSON escape: the output stays valid UTF-8 and means what it said.
+    data = fastjson.dumps(output).encode("utf-8", "backslashreplace") + b"\n"
     try:
         from ralph.project import write_all
 
@@ -259,25 +274,33 @@ def emit(output: dict) -> None:
 
 
 LOG_MAX_BYTES = 8 * 1024 * 1024
+# Every logged field is bounded (a 2 MB session_id or cwd must not rotate the
+# log's history away) and redacted (ralph.rules.redact: secrets first, then the cut).
+LOG_REASON_CHARS = 500
+LOG_FIELD_CHARS = 2000
+LOG_SHORT_CHARS = 200  # session id, tool and event names
+LOG_MAX_NOTES = 20
 
 
 def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[str], started: float, extra: dict | None = None) -> None:
     """One JSON line per call in .ralph/logs/hooks.jsonl; never raises."""
     try:
+        from ralph.rules.redact import redact
+
         entry = {
             "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "event": event,
-            "tool": call.tool_name if call else "",
+            "event": redact(event, LOG_SHORT_CHARS),
+            "tool": redact(call.tool_name, LOG_SHORT_CHARS) if call else "",
             "decision": outcome.decision,
-            "reason": outcome.reason[:500],
+            "reason": redact(outcome.reason, LOG_REASON_CHARS),
             "ms": round((time.perf_counter() - started) * 1000, 2),
         }
         if call is not None:
-            entry["session"] = call.session_id
+            entry["session"] = redact(call.session_id, LOG_SHORT_CHARS)
         if notes:
-            entry["notes"] = notes
+            entry["notes"] = redact(notes[:LOG_MAX_NOTES], LOG_REASON_CHARS)
         if extra:
-            entry.update(extra)
+            entry.update(redact(extra, LOG_FIELD_CHARS))
         line = fastjson.dumps(entry)
         if call is not None:
             log_dir = os.path.join(call.state_dir, "logs")
