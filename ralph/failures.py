@@ -3,7 +3,8 @@
 One JSON object per line, appended with O_APPEND; the file is rotated to
 failures.jsonl.1 past MAX_BYTES so it stays bounded. Fields: at (UTC),
 run_id, iteration, story, kind ("test_failure", "rollback", "verify",
-"stop_incomplete", ...), summary (one line) and excerpt (bounded text).
+"stop_incomplete", ...), summary (one line) and excerpt (bounded text). Every string is redacted
+(ralph.rules.redact) and bounded before it is written.
 """
 from __future__ import annotations
 
@@ -16,16 +17,20 @@ from ralph.project import append_line, read_lines, rotate_if_larger
 FAILURES_FILE = "failures.jsonl"
 MAX_BYTES = 1024 * 1024
 MAX_EXCERPT = 4000
+MAX_FIELD = 2000  # every other string in a record
 
 
 def record_failure(state_dir: str, record: dict) -> None:
     path = os.path.join(state_dir, FAILURES_FILE)
     rotate_if_larger(path, MAX_BYTES)
+    from ralph.rules.redact import redact
+
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     entry.update(record)
-    excerpt = entry.get("excerpt")
-    if isinstance(excerpt, str) and len(excerpt) > MAX_EXCERPT:
-        entry["excerpt"] = "…" + excerpt[-MAX_EXCERPT:]
+    excerpt = entry.pop("excerpt", None)
+    entry = redact(entry, MAX_FIELD)
+    if isinstance(excerpt, str):
+        entry["excerpt"] = redact(excerpt, MAX_EXCERPT, tail=True)  # the end of an output says most
     append_line(path, json.dumps(entry, ensure_ascii=False))
 
 

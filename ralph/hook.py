@@ -159,7 +159,9 @@ def _on_deadline(signum: int, frame: object) -> None:
 
 
 def emit(output: dict) -> None:
-    data = fastjson.dumps(output).encode("utf-8", "surrogatepass") + b"\n"
+    # A lone surrogate (from a payload's `\ud800`) is written back as the same
+    # JSON escape: the output stays valid UTF-8 and means what it said.
+    data = fastjson.dumps(output).encode("utf-8", "backslashreplace") + b"\n"
     try:
         from ralph.project import write_all
 
@@ -169,25 +171,33 @@ def emit(output: dict) -> None:
 
 
 LOG_MAX_BYTES = 8 * 1024 * 1024
+# Every logged field is bounded (a 2 MB session_id or cwd must not rotate the
+# log's history away) and redacted (ralph.rules.redact: secrets first, then the cut).
+LOG_REASON_CHARS = 500
+LOG_FIELD_CHARS = 2000
+LOG_SHORT_CHARS = 200  # session id, tool and event names
+LOG_MAX_NOTES = 20
 
 
 def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[str], started: float, extra: dict | None = None) -> None:
     """One JSON line per call in .ralph/logs/hooks.jsonl; never raises."""
     try:
+        from ralph.rules.redact import redact
+
         entry = {
             "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "event": event,
-            "tool": call.tool_name if call else "",
+            "event": redact(event, LOG_SHORT_CHARS),
+            "tool": redact(call.tool_name, LOG_SHORT_CHARS) if call else "",
             "decision": outcome.decision,
-            "reason": outcome.reason[:500],
+            "reason": redact(outcome.reason, LOG_REASON_CHARS),
             "ms": round((time.perf_counter() - started) * 1000, 2),
         }
         if call is not None:
-            entry["session"] = call.session_id
+            entry["session"] = redact(call.session_id, LOG_SHORT_CHARS)
         if notes:
-            entry["notes"] = notes
+            entry["notes"] = redact(notes[:LOG_MAX_NOTES], LOG_REASON_CHARS)
         if extra:
-            entry.update(extra)
+            entry.update(redact(extra, LOG_FIELD_CHARS))
         line = fastjson.dumps(entry)
         if call is not None:
             log_dir = os.path.join(call.state_dir, "logs")

@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
+# Bash commands longer than this are judged on this prefix (PostToolUse) or
+# denied unjudged (PreToolUse: what lies past the cut could be a push).
+MAX_JUDGED_COMMAND = 256 * 1024
 
 
 class HookCall:
@@ -55,6 +58,16 @@ class HookCall:
     def field(self, name: str, kind: type, default: object = None) -> object:
         value = self.payload.get(name, default)
         return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else default
+
+
+def judged_command(call: HookCall, command: str) -> str:
+    """The Bash command as the rules see it: at most MAX_JUDGED_COMMAND
+    characters, so judging stays linear and bounded; a longer one is judged
+    on its prefix and the log says so."""
+    if len(command) <= MAX_JUDGED_COMMAND:
+        return command
+    call.log_extra["command_cut"] = f"judged on the first {MAX_JUDGED_COMMAND} of {len(command)} characters"
+    return command[:MAX_JUDGED_COMMAND]
 
 
 class Outcome:

@@ -1,7 +1,10 @@
 """The files a session has read (or written), for read-before-edit.
 
 `.ralph/sessions/<session>/reads.log`, append-only, one record per line:
-    <unix time> <dev> <ino> <json string: canonical path>
+    <unix time> <dev> <ino> <birth ns> <ctime ns> <json string: canonical path>
+(birth 0: the filesystem keeps no birth time; see ralph.rules.read_before_edit
+for how the generation is used). Lines from before generations, with only
+<dev> <ino>, still count for their path, never for their inode.
 Parallel hook processes append with single O_APPEND writes, so nothing is
 lost and no lock is needed. A rollback writes `.ralph/reads_epoch` (temp file
 + rename): records older than it no longer count, in every session.
@@ -49,11 +52,53 @@ def identify(path: str, cwd: str) -> FileIdentity:
         st = os.stat(full)
     except OSError:
         return FileIdentity(full)
-    return FileIdentity(full, st.st_dev, st.st_ino, True)
+    return FileIdentity(full, st.st_dev, st.st_ino, True, birth=birth_time_ns(full, st), ctime=st.st_ctime_ns)
+
+
+_statx: list = []  # [libc statx function or None], looked up once per process
+STATX_BTIME = 0x800
+AT_FDCWD = -100
+STATX_BUFFER = 256  # struct statx is 256 bytes
+BTIME_OFFSET = 80  # stx_btime: struct statx_timestamp {s64 tv_sec; u32 tv_nsec; s32 pad}
+
+
+def birth_time_ns(path: str, st: os.stat_result | None = None) -> int:
+    """The file's birth time in ns, 0 when the platform or filesystem has none.
+    macOS and BSD report it in stat; Linux only through statx(2), which
+    Python before 3.15 does not wrap, so it is called through ctypes."""
+    birth = getattr(st, "st_birthtime_ns", None) if st is not None else None
+    if birth is None and st is not None and hasattr(st, "st_birthtime"):
+        birth = int(st.st_birthtime * 1e9)  # type: ignore[attr-defined]
+    if birth:
+        return int(birth)
+    if not _statx:
+        try:
+            import ctypes
+
+            function = ctypes.CDLL(None, use_errno=True).statx
+            function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_char_p)
+            _statx.append((function, ctypes))
+        except (ImportError, OSError, AttributeError):
+            _statx.append(None)
+    if _statx[0] is None:
+        return 0
+    function, ctypes = _statx[0]
+    buffer = ctypes.create_string_buffer(STATX_BUFFER)
+    if function(AT_FDCWD, os.fsencode(path), 0, STATX_BTIME, buffer) != 0:
+        return 0
+    raw = buffer.raw
+    import sys
+
+    order = sys.byteorder
+    if not int.from_bytes(raw[0:4], order) & STATX_BTIME:  # stx_mask: what the filesystem filled in
+        return 0
+    seconds = int.from_bytes(raw[BTIME_OFFSET:BTIME_OFFSET + 8], order, signed=True)
+    nanos = int.from_bytes(raw[BTIME_OFFSET + 8:BTIME_OFFSET + 12], order)
+    return seconds * 1_000_000_000 + nanos
 
 
 def record(state_dir: str, session_id: str, identity: FileIdentity) -> None:
-    line = f"{time.time():.6f} {identity.dev} {identity.ino} {fastjson.dumps(identity.path)}"
+    line = f"{time.time():.6f} {identity.dev} {identity.ino} {identity.birth} {identity.ctime} {fastjson.dumps(identity.path)}"
     append_line(os.path.join(session_dir(state_dir, session_id), "reads.log"), line)
 
 
@@ -75,10 +120,14 @@ def known_files(state_dir: str, session_id: str, problems: list[str] | None = No
     found: list[FileIdentity] = []
     bad = 0
     for line in read_lines(os.path.join(session_dir(state_dir, session_id), "reads.log")):
-        parts = line.split(" ", 3)
+        parts = line.split(" ", 5)
         try:
             stamp = float(parts[0])
-            identity = FileIdentity(fastjson.loads(parts[3]), int(parts[1]), int(parts[2]), True)
+            if parts[3].startswith('"'):  # a record from before generations: its path only
+                identity = FileIdentity(fastjson.loads(line.split(" ", 3)[3]), int(parts[1]), int(parts[2]), True)
+            else:
+                identity = FileIdentity(fastjson.loads(parts[5]), int(parts[1]), int(parts[2]), True,
+                                        birth=int(parts[3]), ctime=int(parts[4]))
         except (ValueError, IndexError):
             bad += 1
             continue

@@ -383,8 +383,10 @@ def _write_snapshot(repo: Repo, cap: Capture, subject: str, fields: dict) -> tup
     fields["Files-Changed"] = str(_files_changed(repo, cap.head_tree, cap.tree))
     if cap.notes:
         fields["Note"] = "; ".join(cap.notes)
-    trailers = "".join(f"Ralph-{key}: {_one_line(fields[key])}\n" for key in TRAILER_KEYS if fields.get(key) not in (None, ""))
-    message = f"{_one_line(subject, 200)}\n\n{trailers}"
+    from ralph.rules.redact import redact
+
+    trailers = "".join(f"Ralph-{key}: {_one_line(redact(str(fields[key])))}\n" for key in TRAILER_KEYS if fields.get(key) not in (None, ""))
+    message = f"{_one_line(redact(subject), 200)}\n\n{trailers}"
     sha = _commit(repo, cap.tree, parents + [index_commit], message)
     snap_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + sha[:8]
     ref = REF_PREFIX + snap_id

@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -106,3 +107,80 @@ def test_case(case_path: str, repo: str) -> None:
 def test_corpus_has_every_category() -> None:
     categories = {case_id(p).split("/")[0] for p in CASES}
     assert {"true_block", "false_block", "allow", "bypass"} <= categories
+
+
+def test_reused_inode_never_counts_as_read(repo: str) -> None:
+    """ext4 hands a deleted file's inode to the next new file at once: that
+    new file was never read, so editing it is denied; its neighbour that was
+    read, then replaced by rename, still counts. Played for real on this
+    filesystem until a reuse happens (attempts, not time)."""
+    reused = 0
+    for attempt in range(40):
+        old = os.path.join(repo, f"old-{attempt}.txt")
+        with open(old, "w") as f:
+            f.write("read me\n")
+        run_hook("post-tool", read_payload(repo, {"path": old}), repo)
+        inode = os.stat(old).st_ino
+        os.unlink(old)
+        new = os.path.join(repo, f"new-{attempt}.txt")
+        with open(new, "w") as f:
+            f.write("never read\n")
+        if os.stat(new).st_ino != inode:
+            continue
+        reused += 1
+        result = run_hook("pre-tool", edit_payload(repo, {"tool": "Edit", "path": new}), repo)
+        assert result.denied, f"attempt {attempt}: the new file on the read file's inode counted as read"
+        if reused >= 3:
+            break
+    if not reused:
+        pytest.skip("this filesystem never reused an inode in 40 attempts")
+    # a read file replaced by rename (new inode, same name) still counts
+    kept = os.path.join(repo, "kept.txt")
+    with open(kept, "w") as f:
+        f.write("v1\n")
+    run_hook("post-tool", read_payload(repo, {"path": kept}), repo)
+    with open(kept + ".new", "w") as f:
+        f.write("v2\n")
+    os.replace(kept + ".new", kept)
+    assert not run_hook("pre-tool", edit_payload(repo, {"tool": "Edit", "path": kept}), repo).denied
+
+
+def test_generation_rules_without_birth_time() -> None:
+    from ralph.rules.read_before_edit import FileIdentity
+
+    read = FileIdentity("/p/a", 1, 7, True, ctime=100)
+    assert FileIdentity("/p/hard-link", 1, 7, True, ctime=100).same_file(read)
+    assert not FileIdentity("/p/b", 1, 7, True, ctime=250).same_file(read)  # inode changed (or reused) since the read
+    assert FileIdentity("/p/a", 1, 9, True, ctime=250).same_file(read)  # same path: replaced by rename
+    born = FileIdentity("/p/a", 1, 7, True, birth=5, ctime=100)
+    assert FileIdentity("/p/link", 1, 7, True, birth=5, ctime=300).same_file(born)  # edited since: same birth
+    assert not FileIdentity("/p/c", 1, 7, True, birth=6, ctime=100).same_file(born)
+    assert not FileIdentity("/p/c", 1, 7, True).same_file(FileIdentity("/p/a", 1, 7, True))  # unknown: not the same
+
+
+def test_records_from_before_generations_count_for_their_path_only(repo: str) -> None:
+    from ralph import reads
+
+    state = os.path.join(repo, ".ralph")
+    readme = os.path.join(repo, "README.md")
+    st = os.stat(readme)
+    path = os.path.join(reads.session_dir(state, SESSION), "reads.log")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w") as f:
+        f.write(f"{__import__('time').time() + 5:.6f} {st.st_dev} {st.st_ino} {json.dumps(readme)}\n")
+    [known] = reads.known_files(state, SESSION)
+    assert known.path == readme and known.birth == 0 and known.ctime == 0
+    assert not run_hook("pre-tool", edit_payload(repo, {"tool": "Edit", "path": readme}), repo).denied
+    os.link(readme, os.path.join(repo, "alias.md"))
+    assert run_hook("pre-tool", edit_payload(repo, {"tool": "Edit", "path": os.path.join(repo, "alias.md")}), repo).denied
+
+
+def test_birth_time_is_read_where_the_filesystem_keeps_one(tmp_path) -> None:
+    from ralph.reads import birth_time_ns
+
+    path = tmp_path / "f"
+    path.write_text("x")
+    probe = subprocess.run(["stat", "-c", "%W", str(path)], capture_output=True, text=True)
+    if probe.returncode != 0 or probe.stdout.strip() in ("", "0", "-"):
+        pytest.skip("no birth time on this filesystem (stat -c %W)")
+    assert birth_time_ns(str(path), os.stat(path)) // 1_000_000_000 == int(probe.stdout)

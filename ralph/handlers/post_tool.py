@@ -2,7 +2,7 @@
 that exited 0 (failures masked by `| tail`, `|| true`, ...)."""
 from __future__ import annotations
 
-from ralph.protocol import HookCall, Outcome, allow, bash_output
+from ralph.protocol import HookCall, Outcome, allow, bash_output, judged_command
 from ralph.rules.read_before_edit import EDIT_TOOLS
 
 # tool -> where its response names the file it touched (the input as fallback)
@@ -42,5 +42,5 @@ def handle(call: HookCall) -> Outcome:
         if isinstance(command, str):
             from ralph.handlers.test_runs import on_bash_result
 
-            return on_bash_result(call, command, 0, bash_output(tool_response)) or allow()
+            return on_bash_result(call, judged_command(call, command), 0, bash_output(tool_response)) or allow()
     return allow()

@@ -2,7 +2,7 @@
 PostToolUse), with `error: "Exit code N\\n<output>"`. Judge it as a test run."""
 from __future__ import annotations
 
-from ralph.protocol import HookCall, Outcome, allow
+from ralph.protocol import HookCall, Outcome, allow, judged_command
 
 
 def handle(call: HookCall) -> Outcome:
@@ -16,4 +16,4 @@ def handle(call: HookCall) -> Outcome:
     from ralph.rules.test_outcome import exit_code_from_failure
 
     exit_code, output = exit_code_from_failure(error)
-    return on_bash_result(call, command, exit_code, output) or allow()
+    return on_bash_result(call, judged_command(call, command), exit_code, output) or allow()

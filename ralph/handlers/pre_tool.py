@@ -1,7 +1,7 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
 from __future__ import annotations
 
-from ralph.protocol import HookCall, Outcome, allow, deny
+from ralph.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.project import config_path
 
 
@@ -28,6 +28,13 @@ def check_bash(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         # The client rejects such input before running anything.
         return allow()
+    if len(command) > MAX_JUDGED_COMMAND:
+        # Bounded work per call; what lies past any cut could be a push, so fail closed.
+        call.log_extra["command_chars"] = len(command)
+        return deny(
+            f"ralph-hooks did not run this command: it is {len(command)} characters long and the push/merge guard "
+            f"checks at most {MAX_JUDGED_COMMAND}. Write long content to a file with the Write tool, then run a short command."
+        )
     path = config_path(call.root, call.environ)
     if path is None:
         # A ralph.toml [guard] table may block more programs: no fast path then.

@@ -13,7 +13,7 @@ def handle(call: HookCall) -> Outcome:
     if prompt:
         from ralph.rules.redact import redact
 
-        call.log_extra["prompt"] = redact(prompt[:PROMPT_LOG_CHARS])
+        call.log_extra["prompt"] = redact(prompt, PROMPT_LOG_CHARS)  # redact first, then cut
     from ralph.run_state import load_active_run
 
     run = load_active_run(call.state_dir)

@@ -98,10 +98,9 @@ def failure_summary(verdict: object, exit_code: int | None) -> str:
 
 
 def _excerpt(output: str) -> str:
-    text = output[-MAX_EXCERPT:]
     from ralph.rules.redact import redact
 
-    return redact(text)
+    return redact(output, MAX_EXCERPT, tail=True)  # redact first, then cut
 
 
 def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
@@ -122,13 +121,14 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
         except OSError as e:
             call.problems.append(f"could not invalidate reads after the rollback: {e}")
     from ralph.project import append_line
+    from ralph.rules.redact import redact
 
     marker = {
         "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
         "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
     }
     try:
-        append_line(history_file, json.dumps(marker, ensure_ascii=False))
+        append_line(history_file, json.dumps(redact(marker), ensure_ascii=False))
     except OSError as e:
         call.problems.append(f"could not record the rollback marker: {e}")
     from ralph.failures import record_failure
@@ -175,8 +175,9 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
     history = load_history(path, run.iteration) if in_loop and verdict.verdict == "fail" else []
     try:
         from ralph.project import append_line
+        from ralph.rules.redact import redact
 
-        append_line(path, json.dumps(record, ensure_ascii=False))
+        append_line(path, json.dumps(redact(record), ensure_ascii=False))  # the log never keeps a secret
     except OSError as e:
         call.problems.append(f"could not record the test run in {path}: {e}")
     if verdict.verdict != "fail":

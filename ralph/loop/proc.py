@@ -59,6 +59,59 @@ class Interrupts:
                 pass
 
 
+class RedactedLog:
+    """An iteration log file that never holds a secret in clear: output is
+    written line by line through ralph.rules.redact. A private-key block
+    spans lines, so from its BEGIN line to its END line nothing is written
+    but the marker. A line longer than MAX_LINE is written in pieces."""
+
+    MAX_LINE = 64 * 1024
+
+    __slots__ = ("file", "pending", "in_key")
+
+    def __init__(self, file: object) -> None:
+        self.file = file
+        self.pending = b""
+        self.in_key = False
+
+    def write(self, data: bytes) -> None:
+        self.pending += data
+        while True:
+            end = self.pending.find(b"\n")
+            if end < 0:
+                if len(self.pending) > self.MAX_LINE:
+                    piece, self.pending = self.pending[: self.MAX_LINE], self.pending[self.MAX_LINE:]
+                    self._write_line(piece)
+                return
+            line, self.pending = self.pending[: end + 1], self.pending[end + 1:]
+            self._write_line(line)
+
+    def _write_line(self, line: bytes) -> None:
+        from ralph.rules.redact import redact
+
+        text = line.decode("utf-8", "replace")
+        if self.in_key:
+            if "PRIVATE KEY" in text and "-----END" in text:
+                self.in_key = False
+            return
+        if "PRIVATE KEY" in text and "-----BEGIN" in text and "-----END" not in text.split("-----BEGIN", 1)[1]:
+            self.in_key = True
+        body = text.rstrip("\r\n")
+        self.file.write((redact(body) + text[len(body):]).encode("utf-8"))  # type: ignore[attr-defined]
+
+    def flush(self) -> None:
+        if self.pending:
+            pending, self.pending = self.pending, b""
+            self._write_line(pending)
+        self.file.flush()  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.file.close()  # type: ignore[attr-defined]
+
+
 class ProcessResult:
     __slots__ = ("exit_code", "timed_out", "interrupted", "duration", "tail", "error")
 

@@ -23,8 +23,10 @@ def new_run_id() -> str:
 
 
 def write_run_state(state_dir: str, state: dict) -> None:
+    from ralph.rules.redact import redact
+
     body = {"version": FORMAT_VERSION}
-    body.update(state)
+    body.update(redact(state))
     atomic_write(os.path.join(state_dir, RUN_FILE), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -38,7 +40,9 @@ def read_run_state(state_dir: str) -> dict | None:
 
 
 def append_event(state_dir: str, event: dict) -> None:
-    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(event, ensure_ascii=False))
+    from ralph.rules.redact import redact
+
+    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event), ensure_ascii=False))
 
 
 def read_events(state_dir: str) -> list[dict]:

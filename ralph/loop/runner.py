@@ -20,7 +20,7 @@ from ralph.project import atomic_write, state_dir as make_state_dir
 
 from ralph.loop import paths, prompt as prompts, records
 from ralph.loop.display import Display, format_duration
-from ralph.loop.proc import GitError, Interrupts, git, head_sha, run_streaming
+from ralph.loop.proc import GitError, Interrupts, RedactedLog, git, head_sha, run_streaming
 from ralph.loop.settings import LoopSettings, Stage, resolve
 
 # finish type -> exit code (manual: 128 + the signal number, so 130 / 143)
@@ -160,7 +160,7 @@ class Runner:
     def log_file(self, story_id: str) -> tuple[str, object]:
         os.makedirs(self.log_dir, exist_ok=True)
         path = os.path.join(self.log_dir, f"{self.iteration:03d}-{story_id}.log")
-        return path, open(path, "ab")
+        return path, RedactedLog(open(path, "ab"))
 
     def status_line(self, story: str) -> None:
         assert self.stage is not None

@@ -1,10 +1,17 @@
 """Read-before-edit: an existing file may be edited only after this session
 read it (or wrote it). Pure: the caller resolves paths and reads the records.
 
-"Same file" is decided on the file's identity on disk, (device, inode), which
-already folds relative/absolute paths, `..`, symlinks, hard links and case on
-case-insensitive filesystems; the canonical path is the second key, so a file
-replaced by rename (new inode, same name) still counts as read.
+"Same file" is decided on the file's identity on disk, (device, inode,
+generation), which folds relative/absolute paths, `..`, symlinks, hard links
+and case on case-insensitive filesystems; the canonical path is the second
+key, so a file replaced by rename (new inode, same name) still counts as read.
+
+The generation tells a reused inode from the file that had it: filesystems
+give a deleted file's inode number to the next new file at once (ext4 does),
+and that file was never read. It is the birth time (statx) where the
+filesystem keeps one; elsewhere the inode's ctime recorded at the read must
+not have moved since (a change after the read, or a new file on the old
+inode, both move it).
 """
 from __future__ import annotations
 
@@ -18,17 +25,28 @@ EDIT_TOOLS = {
 
 
 class FileIdentity:
-    __slots__ = ("path", "dev", "ino", "exists", "case_insensitive")
+    __slots__ = ("path", "dev", "ino", "exists", "case_insensitive", "birth", "ctime")
 
-    def __init__(self, path: str, dev: int = 0, ino: int = 0, exists: bool = False, case_insensitive: bool = False) -> None:
+    def __init__(self, path: str, dev: int = 0, ino: int = 0, exists: bool = False, case_insensitive: bool = False,
+                 birth: int = 0, ctime: int = 0) -> None:
         self.path = path
         self.dev = dev
         self.ino = ino
         self.exists = exists
         self.case_insensitive = case_insensitive
+        self.birth = birth  # birth time in ns; 0 where the filesystem keeps none
+        self.ctime = ctime  # inode change time in ns; 0 unknown (a record from before generations)
+
+    def same_generation(self, other: FileIdentity) -> bool:
+        """The same inode number is the same file only if it was not freed and
+        given to another file in between. Unknown: not the same."""
+        if self.birth and other.birth:
+            return self.birth == other.birth
+        return bool(self.ctime and other.ctime) and self.ctime == other.ctime
 
     def same_file(self, other: FileIdentity) -> bool:
-        if self.exists and other.exists and self.ino and (self.dev, self.ino) == (other.dev, other.ino):
+        if (self.exists and other.exists and self.ino and (self.dev, self.ino) == (other.dev, other.ino)
+                and self.same_generation(other)):
             return True
         if self.case_insensitive or other.case_insensitive:
             return self.path.casefold() == other.path.casefold()

@@ -1,49 +1,182 @@
-"""Redact obvious secrets before a prompt is written to the log. Pure."""
+"""The one redaction every string goes through before ralph writes it to disk
+(hook log, test-run history, failures, events, run state, rollback metadata,
+iteration logs). Pure, but for one input: the values of this process's
+secret-looking environment variables, read once (see env_secrets).
+
+`redact(value, limit=None)`:
+- a string comes back with secrets replaced by `[REDACTED:<kind>]`, lone
+  surrogates replaced by U+FFFD (every file ralph writes is valid UTF-8), and,
+  when `limit` is given, cut to `limit` characters *after* redacting, so a
+  token straddling the cut never leaves half of itself behind. Only a bounded
+  prefix of a huge string is scanned (`limit` + SCAN_MARGIN), so redaction is
+  linear in what is kept, not in what was fed.
+- a dict, list or tuple comes back with the same shape, every string in it
+  (keys too) redacted and cut to `limit` (FIELD_LIMIT when not given), lists
+  cut to MAX_ITEMS and nesting to MAX_DEPTH: a record for a log line.
+
+What the agent is told may keep a command it wrote; what is logged may not.
+"""
 from __future__ import annotations
 
-import re
+FIELD_LIMIT = 2000  # characters per string in a logged record, when the caller gives no limit
+MAX_ITEMS = 50  # list entries kept per list in a logged record
+MAX_DEPTH = 6
+SCAN_MARGIN = 8192  # scanned past a cut, so a secret straddling it is still recognised whole
+TRUNCATED = "…[cut]"
+
+# Secret-looking names in `NAME=value`, `name: value`, `"name": "value"`, `--name value`.
+# The match starts at the telling word (AWS_SECRET_ACCESS_KEY matches from
+# SECRET): only the value is replaced, and no pattern scans back over a name.
+_SECRET_NAME = (
+    r"(?:password|passwd|passphrase|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|"
+    r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token|credentials?|session[_\-]?key)"
+    r"[A-Za-z0-9_]{0,20}"
+)
 
 # (name, pattern); each match is replaced by [REDACTED:name]. Ordered: the
 # most specific first, so a key inside an assignment is named by its kind.
+# Distinctive token prefixes are matched even when glued to a word
+# (`keyAKIA...`); bounded quantifiers keep every pattern linear.
 SECRET_PATTERNS = (
-    ("private_key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
-    ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_\-]{10,}"),
-    ("openai_key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
-    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    ("gitlab_token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("slack_token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    ("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{16,}"),
-    ("url_credentials", r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
+    ("private_key", r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+    ("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{10,}"),
+    ("openai_key", r"(?:sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{20,}|sk-[A-Za-z0-9]{32,})"),
+    ("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ("gitlab_token", r"glpat-[A-Za-z0-9_\-]{20,}"),
+    ("slack_token", r"(?:xox[abposre]-[A-Za-z0-9\-]{10,}|hooks\.slack\.com/services/[A-Za-z0-9/]{20,})"),
+    ("aws_access_key", r"(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}(?![0-9A-Z])"),
+    ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("stripe_key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("npm_token", r"npm_[A-Za-z0-9]{36}"),
+    ("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("bearer", r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9_\-.=+/~]{16,}"),
+    ("url_credentials", r"(?<=://)[^/\s:@'\"]{1,200}:[^/\s@'\"]{1,500}(?=@)|(?<=://)[A-Za-z0-9_\-.~%]{20,200}(?=@)"),
     (
         "assignment",
-        r"(?i)(?<![A-Za-z0-9])(?:[A-Za-z0-9_]*(?:password|passwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|token))"
-        r"\s*[:=]\s*['\"]?(?!\[REDACTED)[^\s'\"]{6,}",
+        r"(?i)" + _SECRET_NAME + r"['\"]?(?:\s{0,5}[:=]\s{0,5}|[ \t]{1,5}(?=['\"]))"
+        r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|(?!\[REDACTED)[^\s'\",;&|)]{4,500})",
     ),
+    ("cli_secret", r"(?i)(?<=-)" + _SECRET_NAME + r"(?:=|[ \t]{1,5})(?!-)(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s'\"]{1,500})"),
 )
 
-_compiled: list[tuple[str, re.Pattern[str]]] = []
+# Every pattern above needs one of these (case-sensitive, then lowercase)
+# substrings: a text with none of them is left alone without importing `re`,
+# which the hot path otherwise never loads.
+MARKERS = ("PRIVATE KEY", "AKIA", "ASIA", "AROA", "AIDA", "AIza", "eyJ")
+LOWER_MARKERS = (
+    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack", "_live_", "_test_",
+    "npm_", "bearer", "basic", "token", "://", "pass", "pwd", "secret", "key", "credential",
+)
+
+_compiled: list = []
 
 
-def redact(text: str) -> str:
+def _patterns() -> list:
     if not _compiled:
+        import re
+
         _compiled.extend((name, re.compile(pattern)) for name, pattern in SECRET_PATTERNS)
-    for name, pattern in _compiled:
-        if name == "assignment":
-            text = pattern.sub(_redact_assignment_value, text)
-        else:
-            text = pattern.sub(f"[REDACTED:{name}]", text)
+    return _compiled
+
+
+ENV_SECRET_NAME = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
+ENV_SECRET_MIN = 8  # shorter values would redact ordinary words
+_env_values: list[str] = []
+
+
+def env_secrets() -> list[str]:
+    """Values of this process's environment variables with secret-looking
+    names (ANTHROPIC_API_KEY, DEPLOY_PASSWORD, ...): redacted wherever they
+    appear, even printed bare by a test with no name or format to tell them by."""
+    if not _env_values:
+        import os
+
+        found = {value for name, value in os.environ.items()
+                 if len(value) >= ENV_SECRET_MIN and any(word in name.upper() for word in ENV_SECRET_NAME)}
+        _env_values.extend(sorted(found, key=len, reverse=True) or [""])
+    return [value for value in _env_values if value]
+
+
+def might_hold_secret(text: str) -> bool:
+    if any(marker in text for marker in MARKERS):
+        return True
+    lowered = text.lower()
+    return any(marker in lowered for marker in LOWER_MARKERS)
+
+
+def redact(value: object, limit: int | None = None, *, tail: bool = False) -> object:
+    """Secrets out, then cut; see the module docstring. Other values pass
+    through. `tail=True` keeps the end of a long string instead of its start
+    (output excerpts)."""
+    if isinstance(value, str):
+        return redact_text(value, limit, tail)
+    if isinstance(value, (dict, list, tuple)):
+        return _redact_data(value, FIELD_LIMIT if limit is None else limit, 0)
+    return value
+
+
+def redact_text(text: str, limit: int | None = None, tail: bool = False) -> str:
+    cut = limit is not None and len(text) > limit
+    if limit is not None and len(text) > limit + SCAN_MARGIN:
+        text = text[-(limit + SCAN_MARGIN):] if tail else text[: limit + SCAN_MARGIN]
+    text = valid_unicode(text)
+    for value in env_secrets():
+        if value in text:
+            text = text.replace(value, "[REDACTED:env]")
+    if might_hold_secret(text):
+        for name, pattern in _patterns():
+            if name in ("assignment", "cli_secret"):
+                text = pattern.sub(_redact_assignment_value, text)
+            else:
+                text = pattern.sub(f"[REDACTED:{name}]", text)
+    if limit is not None and (cut or len(text) > limit):
+        keep = max(0, limit - len(TRUNCATED))
+        text = TRUNCATED + text[len(text) - keep:] if tail else text[:keep] + TRUNCATED
     return text
 
 
+def valid_unicode(text: str) -> str:
+    """Lone surrogates (from undecodable bytes or a JSON `\\ud800`) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _redact_data(value: object, limit: int, depth: int) -> object:
+    if isinstance(value, str):
+        return redact_text(value, limit)
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
+        return "[nested too deep]"
+    if isinstance(value, dict):
+        out = {}
+        for index, (key, item) in enumerate(value.items()):
+            if index >= MAX_ITEMS:
+                out["…"] = f"{len(value) - MAX_ITEMS} more key(s)"
+                break
+            out[redact_text(str(key), 200)] = _redact_data(item, limit, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [_redact_data(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            items.append(f"… {len(value) - MAX_ITEMS} more")
+        return items
+    return value
+
+
 def _redact_assignment_value(match: re.Match[str]) -> str:
+    """Keep the name and the `=` / `:`, replace only the value."""
     whole = match.group(0)
-    for i, ch in enumerate(whole):
-        if ch in ":=":
-            head = whole[: i + 1]
-            rest = whole[i + 1 :]
-            spaces = len(rest) - len(rest.lstrip(" \t'\""))
-            return head + rest[:spaces] + "[REDACTED:secret]"
-    return "[REDACTED:secret]"
+    value = whole
+    for quote in ('"', "'"):
+        if whole.endswith(quote) and whole.count(quote) >= 2:
+            start = whole.rfind(quote, 0, len(whole) - 1)
+            return whole[: start + 1] + "[REDACTED:secret]" + quote
+    index = len(whole)
+    while index > 0 and not whole[index - 1].isspace() and whole[index - 1] not in ":=":
+        index -= 1
+    value = whole[index:]
+    if value.startswith("[REDACTED"):
+        return whole
+    return whole[:index] + "[REDACTED:secret]"
