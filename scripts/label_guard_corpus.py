@@ -21,7 +21,12 @@ what bash does not run here) and cases marked "skip" or needing sudo, ssh,
 docker, kubectl or programs absent here are not run. fail_closed cases depend
 on values the sandbox cannot supply; they are run and reported, not judged.
 
-Usage: scripts/label_guard_corpus.py [--jobs N] [--verbose] [category ...]
+--write-rule-ids records in each case the rule id of the guard's verdict
+(`rule_id`, like dcg's corpus), for cases where the guard agrees with the
+label; a case where it does not is printed and left without one (the test
+then fails on it). Nothing is run for that.
+
+Usage: scripts/label_guard_corpus.py [--jobs N] [--verbose] [--write-rule-ids] [category ...]
 Exit status 1 when a labelled case disagrees with bash.
 """
 from __future__ import annotations
@@ -237,12 +242,44 @@ def skip_reason(case: dict) -> str | None:
     return None
 
 
+def write_rule_ids(categories: list[str]) -> int:
+    sys.path.insert(0, ROOT)
+    from ralph.rules.guard import judge_command
+
+    disagree = 0
+    for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.jsonl"))):
+        category = os.path.basename(os.path.dirname(path))
+        if categories and category not in categories:
+            continue
+        lines = []
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                case = json.loads(line)
+                verdict = judge_command(case["command"])
+                case.pop("rule_id", None)
+                if verdict.blocked == (case["expect"] == "block"):
+                    case["rule_id"] = verdict.rule_id
+                else:
+                    disagree += 1
+                    print(f"guard disagrees ({category}): label {case['expect']}, guard {verdict.rule_id}: {case['command'][:100]!r}")
+                lines.append(json.dumps(case, ensure_ascii=False) + "\n")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        os.replace(path + ".tmp", path)
+    return 1 if disagree else 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("categories", nargs="*")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--write-rule-ids", action="store_true", help="record the guard's rule id in each case (runs nothing)")
     args = parser.parse_args(argv)
+    if args.write_rule_ids:
+        return write_rule_ids(args.categories)
     cases = load_cases(args.categories)
     root = tempfile.mkdtemp(prefix="guard-sandbox-")
     try:

@@ -1,6 +1,7 @@
 """`ralph explain "<command>"`: how the push/merge guard judges a shell command.
 
 Prints the decision, the reason the agent would see, the evidence, and the
+rule id that decided it, and the
 trace (each simple command the guard judged, with where it was nested and
 which rule applied). Uses the [guard] table of the project's ralph.toml
 (found from the current directory, or --config FILE).
@@ -45,9 +46,10 @@ def main(argv: list[str]) -> int:
     verdict = judge_command(command, policy)
     if args.json:
         print(json.dumps({"blocked": verdict.blocked, "reason": verdict.reason, "evidence": verdict.evidence,
-                          "trace": verdict.trace}, indent=2, ensure_ascii=False))
+                          "rule_id": verdict.rule_id, "trace": verdict.trace}, indent=2, ensure_ascii=False))
         return 1 if verdict.blocked else 0
     print(f"decision: {'BLOCK (PreToolUse deny)' if verdict.blocked else 'allow'}")
+    print(f"rule:     {verdict.rule_id}")
     if verdict.reason:
         print(f"reason:   {verdict.reason}")
     for item in verdict.evidence:

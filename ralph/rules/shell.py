@@ -13,8 +13,8 @@ a parse that runs past its deadline.
 
 Tree shapes (tuples, for speed):
   ("seq", [node, ...])                     `a; b`, `a & b`, newlines
-  ("and", [node, ...])                     `a && b || c`: all but the first are conditional
-  ("pipe", [node, ...])
+  ("and", [node, ...], [op, ...])          `a && b || c`: all but the first are conditional
+  ("pipe", [node, ...], [op, ...])         ops: the operators between the nodes (`|` or `|&`)
   ("cmd", assigns, words, redirs, text)    a simple command; text is its source (trimmed)
   ("sub", body, redirs) / ("grp", body, redirs)    `( .. )` / `{ ..; }`
   ("if", [node, ...], redirs)              conditions and branches in source order
@@ -565,14 +565,16 @@ class Parser:
     def parse_joined(self, parse_item: object, operators: tuple, tag: str) -> tuple:
         """item (op item)*; a newline may follow each operator."""
         items = [parse_item()]
+        ops = []
         while True:
             tok = self.peek()
             if tok[0] != "op" or tok[1] not in operators:
                 break
             self.next()
+            ops.append(tok[1])
             self.skip_newlines()
             items.append(parse_item())
-        return items[0] if len(items) == 1 else (tag, items)
+        return items[0] if len(items) == 1 else (tag, items, ops)
 
     def parse_and_or(self) -> tuple:
         return self.parse_joined(self.parse_pipeline, ("&&", "||"), "and")

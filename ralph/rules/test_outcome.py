@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from ralph.rules.programs import SHELLS, unwrap
+
 TAIL_CHARS = 96_000  # runners print their summaries last; this holds any summary block
 HEAD_CHARS = 16_000  # `| head` leaves only the start: progress lines, early failures
 MAX_EVIDENCE = 4
@@ -91,18 +93,6 @@ PYTHON_MODULES = {"pytest": "pytest", "py.test": "pytest", "unittest": "unittest
 # wrappers whose subcommand/script names a test script; runner known from output only
 SCRIPT_RUNNERS = frozenset(("npm", "yarn", "pnpm", "bun", "make", "gmake", "just", "task", "rake", "composer"))
 TEST_WRAPPERS = {"tox": "tox", "nox": "nox"}
-# prefixes that run the rest of the words as a command
-EXEC_PREFIXES = frozenset(("time", "nice", "sudo", "exec", "command", "nohup", "stdbuf", "unbuffer", "xvfb-run", "env", "caffeinate", "chronic", "ionice", "taskset", "doas", "builtin", "cross-env", "dotenv", "xargs", "script", "catchsegv", "valgrind", "strace"))
-# prefix -> its options that take a value (so the value is not the program)
-PREFIX_VALUE_OPTIONS = {
-    "timeout": frozenset(("-s", "--signal", "-k", "--kill-after")),
-    "nice": frozenset(("-n", "--adjustment")),
-    "sudo": frozenset(("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t")),
-    "env": frozenset(("-u", "--unset", "-C", "--chdir", "-S")),
-    "xvfb-run": frozenset(("-n", "-s", "-f", "-e", "-p", "--server-args")),
-    "stdbuf": frozenset(), "taskset": frozenset(), "ionice": frozenset(("-c", "-n")),
-    "xargs": frozenset(("-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a")),
-}
 # tool -> (subcommand that runs a command, options of that subcommand that take a value)
 RUN_WRAPPERS = {
     "uv": ("run", frozenset(("--with", "--python", "-p", "--project", "--directory", "--group", "--extra", "--env-file", "--package", "--with-requirements", "--index", "--only-group"))),
@@ -116,7 +106,6 @@ RUN_WRAPPERS = {
 }
 NPX_LIKE = {"npx": frozenset(("-p", "--package", "-c", "--call")), "bunx": frozenset(), "pnpx": frozenset()}
 PYTHON_NAMES = frozenset(("python", "python3", "python2", "py", "pypy", "pypy3") + tuple(f"python3.{minor}" for minor in range(6, 20)))
-SHELLS = frozenset(("bash", "sh", "zsh", "dash", "ksh"))
 # stages that cannot change whether the runner's status reaches the exit code
 TRIVIAL_PROGRAMS = frozenset(("echo", "printf", "true", ":", "cd", "pushd", "popd", "export", "set", "unset", "sleep", "clear", "date", "wait", "shopt", "source", ".", "ulimit", "umask", "alias", "hash", "trap", "exit", "return"))
 # options after which the runner lists or describes tests but runs none
@@ -144,149 +133,80 @@ class Stage:
 
 
 def shell_stages(command: str, depth: int = 0) -> list[Stage]:
-    """Split a shell command into simple commands and the operators between them.
-    Quotes and escapes are honoured; redirections are dropped; `bash -c '...'`
-    is expanded in place. Enough shell to find the runner, not a shell."""
+    """Split a shell command into simple commands and the operators between
+    them, with the guard's bash parser (ralph.rules.shell): quotes, escapes,
+    heredocs, compound commands as bash reads them; redirections dropped;
+    `bash -c '...'` expanded in place. Words keep substitutions as text
+    (`$(…)`, `$x`): enough to find the runner, not to expand it."""
+    from ralph.rules.shell import ShellSyntaxError, TooDeep, parse
+
+    try:
+        tree = parse(command)
+    except (ShellSyntaxError, TooDeep, RecursionError):
+        # bash would not run it either; keep the words so the runner can still be named
+        return [Stage(command.split(), "")] if command.split() else []
     stages: list[Stage] = []
-    words: list[str] = []
-    word: list[str] = []
-    in_word = False
-    i, n = 0, len(command)
-
-    def end_word() -> None:
-        nonlocal in_word
-        if in_word:
-            words.append("".join(word))
-            word.clear()
-            in_word = False
-
-    def end_stage(op: str) -> None:
-        end_word()
-        if words:
-            stages.append(Stage(words[:], op))
-            words.clear()
-        elif stages and op in (";", "\n", "&") and stages[-1].op in (";", "\n", "&", ""):
-            pass
-        elif stages:
-            stages[-1].op = op
-
-    while i < n:
-        c = command[i]
-        if c == "\\" and i + 1 < n:
-            if command[i + 1] != "\n":
-                word.append(command[i + 1])
-                in_word = True
-            i += 2
-            continue
-        if c == "'":
-            j = command.find("'", i + 1)
-            j = n if j < 0 else j
-            word.append(command[i + 1:j])
-            in_word = True
-            i = j + 1
-            continue
-        if c == '"':
-            j = i + 1
-            buf = []
-            while j < n and command[j] != '"':
-                if command[j] == "\\" and j + 1 < n and command[j + 1] in '"\\$`':
-                    buf.append(command[j + 1])
-                    j += 2
-                    continue
-                buf.append(command[j])
-                j += 1
-            word.append("".join(buf))
-            in_word = True
-            i = j + 1
-            continue
-        if c == "$" and i + 1 < n and command[i + 1] == "(":
-            # $(...) / $((...)): keep as one opaque word chunk
-            level, j = 0, i + 1
-            while j < n:
-                if command[j] == "(":
-                    level += 1
-                elif command[j] == ")":
-                    level -= 1
-                    if level == 0:
-                        break
-                j += 1
-            word.append(command[i:j + 1])
-            in_word = True
-            i = j + 1
-            continue
-        if c == "`":
-            j = command.find("`", i + 1)
-            j = n if j < 0 else j
-            word.append(command[i:j + 1])
-            in_word = True
-            i = j + 1
-            continue
-        if c == "#" and not in_word:
-            j = command.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if c in " \t":
-            end_word()
-            i += 1
-            continue
-        if c in "<>" or (c == "&" and i + 1 < n and command[i + 1] == ">"):
-            # redirection: drop a pending fd number, the operator and its target
-            if in_word and "".join(word).isdigit():
-                word.clear()
-                in_word = False
-            end_word()
-            j = i + 1
-            while j < n and command[j] in "<>&|":
-                j += 1
-            if command[i:j] in ("<<", "<<-"):
-                pass  # heredoc delimiter follows; its body is not parsed (rare in tool calls)
-            if command[j - 1] == "&" and j < n and (command[j].isdigit() or command[j] == "-"):
-                j += 1  # 2>&1, >&-
-                i = j
-                continue
-            while j < n and command[j] in " \t":
-                j += 1
-            # target word (may be quoted)
-            while j < n and command[j] not in " \t\n;&|()<>":
-                if command[j] in "'\"":
-                    k = command.find(command[j], j + 1)
-                    j = n if k < 0 else k + 1
-                else:
-                    j += 1
-            i = j
-            continue
-        if c in "|&;\n()":
-            two = command[i:i + 2]
-            if two in ("&&", "||", ";;", "|&"):
-                end_stage(two)
-                i += 2
-                continue
-            if c in "()":
-                end_stage(";" if c == ")" else "")
-                i += 1
-                continue
-            end_stage(c)
-            i += 1
-            continue
-        if c in "{}" and not in_word and (i + 1 >= n or command[i + 1] in " \t\n;"):
-            end_word()
-            i += 1
-            continue
-        word.append(c)
-        in_word = True
-        i += 1
-    end_stage("")
-    if stages and stages[-1].op in (";", "\n", "&"):
-        stages[-1].op = ""
+    _flatten(tree, "", stages)
     if depth < 3:
         stages = _expand_shell_c(stages, depth)
     return stages
 
 
+def _flatten(node: tuple, op: str, out: list[Stage]) -> None:
+    """Append the simple commands of a syntax tree node; `op` follows the last."""
+    kind = node[0]
+    if kind == "cmd":
+        words = [f"{a[1]}={_word_text(a[2])}" if a[0] == "=" else f"{a[1]}=()" for a in node[1]]
+        words += [_word_text(w) for w in node[2]]
+        if words:
+            out.append(Stage(words, op))
+        return
+    if kind in ("and", "pipe"):
+        children, ops = node[1], node[2]
+        for i, child in enumerate(children):
+            _flatten(child, ops[i] if i < len(ops) else op, out)
+        return
+    if kind in ("seq", "if"):
+        children = node[1]
+    elif kind in ("sub", "grp"):
+        children = [node[1]]
+    elif kind == "while":
+        children = [node[1], node[2]]
+    elif kind == "for":
+        children = [node[3]]
+    elif kind == "case":
+        children = [body for _, body in node[2]]
+    elif kind in ("arith", "test"):
+        out.append(Stage(["((" if kind == "arith" else "[["], op))
+        return
+    else:  # a function definition runs nothing by itself
+        return
+    for i, child in enumerate(children):
+        _flatten(child, ";" if i < len(children) - 1 else op, out)
+
+
+def _word_text(word: list) -> str:
+    """A parsed word as text: literals as bash reads them, expansions as written."""
+    text = []
+    for part in word:
+        kind = part[0]
+        if kind == "s":
+            text.append(part[1])
+        elif kind == "v":
+            text.append("$" + part[1])
+        elif kind == "c":
+            text.append("$(…)")
+        elif kind == "p":
+            text.append("<(…)")
+        else:
+            text.append("$((…))")
+    return "".join(text)
+
+
 def _expand_shell_c(stages: list[Stage], depth: int) -> list[Stage]:
     out: list[Stage] = []
     for stage in stages:
-        words = _strip_prefixes(stage.words)
+        words = unwrap(stage.words)
         if len(words) >= 3 and _base(words[0]) in SHELLS:
             flags = [w for w in words[1:] if w.startswith("-")]
             script_at = next((k for k, w in enumerate(words[1:], 1) if not w.startswith("-")), None)
@@ -304,34 +224,6 @@ def _base(word: str) -> str:
     return word.rsplit("/", 1)[-1]
 
 
-def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
-
-
-def _strip_prefixes(words: list[str]) -> list[str]:
-    """Drop VAR=value assignments and exec prefixes (env, time, timeout 60, ...)."""
-    k = 0
-    while k < len(words):
-        w = words[k]
-        if _is_assignment(w):
-            k += 1
-            continue
-        prog = _base(w)
-        if prog == "timeout" or prog in EXEC_PREFIXES:
-            value_opts = PREFIX_VALUE_OPTIONS.get(prog, frozenset())
-            k += 1
-            while k < len(words) and (words[k].startswith("-") or _is_assignment(words[k])):
-                k += 2 if words[k] in value_opts else 1
-            if prog == "timeout" and k < len(words):
-                k += 1  # the duration
-            if prog == "script" or prog == "valgrind" or prog == "strace":
-                break
-            continue
-        break
-    return words[k:]
-
-
 class StageKind:
     """What one simple command is: a test runner, a test wrapper, maybe a test, or not."""
 
@@ -344,7 +236,7 @@ class StageKind:
 
 
 def classify_stage(words: list[str], depth: int = 0) -> StageKind:
-    words = _strip_prefixes(words)
+    words = unwrap(words)
     if not words:
         return StageKind("trivial")
     prog = _base(words[0])

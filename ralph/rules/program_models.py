@@ -1,0 +1,697 @@
+"""Program models: how shells, interpreters, wrappers and the programs that
+run what they read execute their arguments (mvdan/sh's interp/, for the
+programs the guard must see through).
+
+Shells (`bash -c`, a script on stdin or written earlier in the command),
+interpreters (code strings that start programs), wrappers (sudo, env,
+timeout, ... from ralph.rules.programs), remote runners (ssh), data-executing
+programs (xargs, find -exec, parallel, awk, sed `e`, tmux/screen/at), and the
+builtins that change the shell's state (alias, declare, read, set, ...).
+"""
+from __future__ import annotations
+
+from ralph.rules.guard_state import MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, normalize_program, program_name, shell_quote, show
+from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
+                                  WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
+from ralph.rules.shell import ShellSyntaxError, decode_ansi_c
+from ralph.rules.expand import _split_words
+from ralph.rules.git_policy import _option_values
+
+
+class ProgramModels:
+    """Program-model methods of the analysis (mixed into guard.Analysis)."""
+
+    __slots__ = ()
+    HANDLERS: dict = {}  # program -> handler, filled in by ralph.rules.guard
+
+    def run_shell(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        command_mode = False
+        read_stdin = False
+        while i < len(argv):
+            arg = argv[i]
+            if arg == "--" or arg == "-":
+                i += 1
+                break
+            if arg.startswith("--"):
+                i += 2 if arg in ("--rcfile", "--init-file") else 1
+                continue
+            if len(arg) > 1 and arg[0] in "-+":
+                takes = 0
+                for ch in arg[1:]:
+                    if ch == "c":
+                        command_mode = True
+                    elif ch == "s":
+                        read_stdin = True
+                    elif ch in "oO":
+                        takes += 1
+                i += 1 + takes
+                continue
+            break
+        rest = argv[i:]
+        inner = scope.fork()
+        name = program_name(argv[0]) or "sh"
+        if command_mode:
+            if not rest:
+                return None
+            inner.positional = list(rest[2:])
+            if len(rest) > 1:
+                inner.vars["0"] = [rest[1]]
+            return self.run_script(rest[0], inner, stdin, f"{where} > {name} -c")
+        if rest and not read_stdin:
+            inner.positional = list(rest[1:])
+            return self.run_file(rest[0], inner, stdin, f"{where} > {name} {show(rest[0])}")
+        inner.positional = list(rest)
+        return self.run_stdin_script(stdin, inner, f"{where} > {name} (script on stdin)")
+
+    def run_file(self, path: str, scope: Scope, stdin: str | None, where: str) -> str | None:
+        if path in ("/dev/stdin", "-", "/proc/self/fd/0", "/dev/fd/0"):
+            return self.run_stdin_script(stdin, scope, where)
+        if path.startswith("\x03"):  # process substitution output
+            return self.run_stdin_script(scope.files.get(path), scope, where)
+        path = file_key(path)
+        if path in scope.files:
+            content = scope.files[path]
+            if content is None:
+                self.not_sure(False, f"runs `{show(path)}`, written earlier in this command with content that cannot be seen", where, "fail-closed.script-content")
+                return None
+            self.note(where, f"runs {show(path)}, written earlier in this command")
+            return self.run_script(content, scope, stdin, where)
+        if UNKNOWN in path:
+            self.not_sure(False, f"runs a script whose path `{show(path)}` is only known when the command runs", where, "fail-closed.script-path")
+        else:
+            self.note(where, f"runs script file {path} (not visible to the guard)")
+        return None
+
+    def run_stdin_script(self, stdin: str | None, scope: Scope, where: str) -> str | None:
+        if stdin is None:
+            self.not_sure(False, "a shell reads its script from input the guard cannot see", where, "fail-closed.shell-stdin")
+            return None
+        return self.run_script(stdin, scope, "", where)
+
+    def run_interpreter(self, name: str, argv: list[str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        flags = INTERPRETERS.get(name, ("-c",))
+        code = None
+        found_flag = False
+        i = 1
+        while i < len(argv):
+            arg = argv[i]
+            low = arg.lower()
+            if low in flags:
+                found_flag = True
+                code = argv[i + 1] if i + 1 < len(argv) else ""
+                break
+            attached = next((f for f in flags if f.startswith("-") and len(f) == 2 and arg.startswith(f) and len(arg) > 2), None)
+            if attached:
+                found_flag = True
+                code = arg[2:]
+                break
+            if arg in ("-m",) and name.startswith("py"):
+                return None
+            if not arg.startswith("-") or arg == "-":
+                break
+            i += 1
+        if not found_flag:
+            rest = argv[i:]
+            if rest and rest[0] != "-":
+                path = rest[0]
+                if path in scope.files:
+                    code = scope.files[path]
+                    if code is None:
+                        self.not_sure(False, f"{name} runs `{show(path)}`, written in this command with content that cannot be seen", where, "fail-closed.script-content")
+                        return None
+                else:
+                    self.note(where, f"{name} runs file {show(path)} (not visible to the guard)")
+                    return None
+            else:
+                code = stdin
+                if code is None:
+                    self.not_sure(False, f"{name} reads its program from input the guard cannot see", where, "fail-closed.interpreter-stdin")
+                    return None
+        self.judge_code(name, code or "", scope, where)
+        return None
+
+    def judge_code(self, name: str, code: str, scope: Scope, where: str, starts_programs: bool = False) -> None:
+        low = code.lower()
+        starts_programs = starts_programs or any(api in low for api in EXEC_APIS)
+        if not starts_programs:
+            self.note(where, f"{name} code starts no programs")
+            return
+        before = len(self.blocks)
+        for literal in _string_literals(code):
+            if could_push(literal, self.policy.risky_words()) or "git" in literal.lower():
+                self.run_script(literal, scope.fork(), "", f"{where} > {name} string")
+        if len(self.blocks) > before:
+            return
+        if could_push(code, self.policy.risky_words()):
+            self.blocks.append((f"{name} code", f"{name} code that starts programs mentions push/merge/pull or encodes text", where, "interpreter.code"))
+            self.note(where, f"{name} code can start programs and could push or merge -> BLOCK")
+        else:
+            self.note(where, f"{name} code starts programs but none that push or merge")
+
+    def run_wrapper(self, name: str, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        short_with_arg, long_with_arg, positionals = WRAPPERS[name]
+        script_opts = WRAPPER_SCRIPT_OPTS.get(name, ())
+        i = 1
+        env = dict(env)
+        split_string = None
+        while i < len(argv):
+            arg = argv[i]
+            if arg == "--":
+                i += 1
+                break
+            if name == "command" and arg in ("-v", "-V"):
+                return "/usr/bin/" + argv[i + 1] if i + 1 < len(argv) and arg == "-v" else None
+            if arg.startswith("--"):
+                option, eq, value = arg.partition("=")
+                if option in script_opts:
+                    script = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+                    return self.run_script(script, scope.fork(), stdin, f"{where} > {name} {option}")
+                if name == "env" and option == "--split-string":
+                    split_string = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+                    i += 1 if eq else 2
+                    break
+                if name == "gdb" and option == "--args":
+                    i += 1
+                    break
+                i += 1 if eq or option not in long_with_arg else 2
+                continue
+            if name == "nice" and arg[1:].isdigit():
+                i += 1
+                continue
+            if len(arg) > 1 and arg[0] == "-":
+                j = 1
+                took = False
+                while j < len(arg):
+                    ch = arg[j]
+                    if "-" + ch in script_opts:
+                        script = arg[j + 1:] or (argv[i + 1] if i + 1 < len(argv) else "")
+                        return self.run_script(script, scope.fork(), stdin, f"{where} > {name} -{ch}")
+                    if name == "env" and ch == "S":
+                        split_string = arg[j + 1:] or (argv[i + 1] if i + 1 < len(argv) else "")
+                        took = not arg[j + 1:]
+                        break
+                    if ch in short_with_arg:
+                        took = not arg[j + 1:]
+                        break
+                    j += 1
+                i += 2 if took else 1
+                if split_string is not None:
+                    break
+                continue
+            if name in ASSIGNING_WRAPPERS and "=" in arg and arg[0] not in "=/":
+                key, _, value = arg.partition("=")
+                env[key] = value
+                i += 1
+                continue
+            break
+        rest = argv[i:]
+        if split_string is not None:
+            try:
+                rest = _split_words(split_string) + rest
+            except ShellSyntaxError:
+                self.not_sure(False, "env -S string cannot be read", where, "fail-closed.env-split-string")
+                return None
+            while rest and "=" in rest[0] and not rest[0].startswith("-"):
+                key, _, value = rest.pop(0).partition("=")
+                env[key] = value
+        if name in ("su", "runuser", "sg"):
+            # the command may follow the user name: `su - alice -c 'cmd'`, `sg group cmd`
+            for k, arg in enumerate(rest):
+                if arg in ("-c", "--command", "--session-command") and k + 1 < len(rest):
+                    return self.run_script(rest[k + 1], scope.fork(), stdin, f"{where} > {name} -c")
+                if arg.startswith("--command="):
+                    return self.run_script(arg[10:], scope.fork(), stdin, f"{where} > {name} -c")
+            if name == "runuser" and any(a in ("-u", "--user") or a.startswith(("-u", "--user=")) for a in argv[1:i]):
+                return self.run_argv(rest, env, stdin, scope, f"{where} > runuser")
+            if name == "sg" and len(rest) > 1:
+                return self.run_script(" ".join(rest[1:]), scope.fork(), stdin, f"{where} > sg")
+            # `su user` with no -c runs a login shell reading stdin
+            return self.run_stdin_script(stdin, scope.fork(), f"{where} > {name}") if stdin else None
+        if name == "watch":
+            if "-x" in argv[1:i] or "--exec" in argv[1:i]:
+                return self.run_argv(rest, env, stdin, scope, f"{where} > watch -x")
+            return self.run_script(" ".join(rest), scope.fork(), stdin, f"{where} > watch")
+        if name in ("gdb", "perf", "valgrind", "firejail", "unshare", "systemd-run"):
+            self.scan_for_command(rest, env, stdin, scope, where)
+            return None
+        rest = rest[positionals:]
+        if name == "flock":
+            if rest and rest[0] in ("-c", "--command"):
+                return self.run_script(rest[1] if len(rest) > 1 else "", scope.fork(), stdin, f"{where} > flock -c")
+            if not rest:
+                return None
+        if rest:
+            self.check_env(env, scope, where)
+            return self.run_argv(rest, env, stdin, scope, f"{where} > {name}")
+        return None
+
+    def scan_for_command(self, args: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> None:
+        """Runners whose option syntax the guard does not know: judge the command
+        starting at the first word that names a program we know."""
+        for i, arg in enumerate(args):
+            name = program_name(arg)
+            if name is None:
+                continue
+            name = normalize_program(name)
+            if name in DATA_PROGRAMS and name not in self.HANDLERS:
+                self.run_argv(args[i:], env, stdin, scope, where)
+                return
+            if (name in self.HANDLERS or name.startswith("git") or name in SHELLS or name in INTERPRETERS
+                    or name in WRAPPERS or name.startswith("python")):
+                # an image or host may share a program's name (`alpine/git`): judge
+                # from here, and keep looking further on
+                before = len(self.blocks)
+                self.run_argv(args[i:], env, stdin, scope, where)
+                if len(self.blocks) > before:
+                    return
+
+    def run_ssh(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        while i < len(argv):
+            arg = argv[i]
+            if arg == "--":
+                i += 1
+                break
+            if arg.startswith("-") and len(arg) > 1:
+                i += 2 if arg[-1] in SSH_OPTS_WITH_ARG and len(arg) == 2 else 1
+                continue
+            break
+        rest = argv[i + 1:]  # after the host
+        if rest and rest[0] == "--":
+            rest = rest[1:]
+        if rest:
+            return self.run_script(" ".join(rest), scope.fork(), stdin, f"{where} > ssh (remote command)")
+        if stdin:
+            return self.run_script(stdin, scope.fork(), "", f"{where} > ssh (remote script on stdin)")
+        if stdin is None:
+            self.not_sure(False, "ssh runs a remote script read from input the guard cannot see", where, "fail-closed.ssh-stdin")
+        return None
+
+    def run_xargs(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        replace = None
+        delimiter = None  # None: blanks and newlines (with quotes); else one character
+        while i < len(argv):
+            arg = argv[i]
+            if arg == "--":
+                i += 1
+                break
+            if arg.startswith("--"):
+                option, eq, value = arg.partition("=")
+                if option == "--replace":
+                    replace = value or "{}"
+                if option == "--null":
+                    delimiter = "\x00"
+                if option == "--delimiter":
+                    delimiter = decode_ansi_c(value if eq else (argv[i + 1] if i + 1 < len(argv) else "\n"))[:1] or "\n"
+                i += 1 if eq or option not in XARGS_LONG_WITH_ARG else 2
+                continue
+            if arg.startswith("-") and len(arg) > 1:
+                ch = arg[1]
+                if ch == "0":
+                    delimiter = "\x00"
+                if ch == "d":
+                    delimiter = decode_ansi_c(arg[2:] or (argv[i + 1] if i + 1 < len(argv) else "\n"))[:1] or "\n"
+                if ch == "I":
+                    replace = arg[2:] or (argv[i + 1] if i + 1 < len(argv) else "{}")
+                    i += 1 if arg[2:] else 2
+                    continue
+                if ch == "i":
+                    replace = arg[2:] or "{}"
+                    i += 1
+                    continue
+                took = ch in XARGS_SHORT_WITH_ARG and not arg[2:]
+                i += 2 if took else 1
+                continue
+            break
+        template = argv[i:] or ["echo"]
+        if stdin is None:
+            items = None
+        elif delimiter is not None:
+            items = [item for item in stdin.split(delimiter) if item]
+        elif replace:
+            items = [line.strip() for line in stdin.splitlines() if line.strip()]  # -I takes whole lines
+        else:
+            try:
+                items = _split_words(stdin.replace("\n", " "))
+            except ShellSyntaxError:
+                items = stdin.split()
+        if items is None or len(items) > MAX_ALTERNATIVES:
+            items = [UNKNOWN]
+        if replace:
+            commands = [[a.replace(replace, item) for a in template] for item in items]
+        else:
+            commands = [template + items] if items != [UNKNOWN] else [template + [UNKNOWN]]
+        for command in commands:
+            self.run_argv(command, env, None, scope, f"{where} > xargs")
+        return None
+
+    def run_find(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        while i < len(argv):
+            if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(argv) and argv[j] not in (";", "+"):
+                    j += 1
+                command = [UNKNOWN if "{}" in a else a for a in argv[i + 1:j]]
+                self.run_argv(command, env, None, scope, f"{where} > find {argv[i]}")
+                i = j + 1
+            else:
+                i += 1
+        return None
+
+    def run_parallel(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in PARALLEL_OPTS_WITH_ARG else 1
+        rest = argv[i:]
+        values: list[str] = []
+        template = rest
+        for sep in (":::", "::::", ":::+", "::::+"):
+            if sep in rest:
+                cut = rest.index(sep)
+                template = rest[:cut]
+                values = [v for v in rest[cut + 1:] if v not in (":::", "::::", ":::+", "::::+")]
+                if sep.startswith("::::"):
+                    values = [UNKNOWN]
+                break
+        else:
+            values = [UNKNOWN] if stdin is None else stdin.split()
+        if len(values) > MAX_ALTERNATIVES:
+            values = [UNKNOWN]
+        for value in values or [""]:
+            text = " ".join(template)
+            text = text.replace("{}", value) if "{}" in text else text + " " + shell_quote(value)
+            self.run_script(text, scope.fork(), None, f"{where} > parallel")
+        return None
+
+    def run_awk(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        i = 1
+        program = None
+        while i < len(argv):
+            arg = argv[i]
+            if arg == "--":
+                i += 1
+                break
+            if arg in ("-f", "--file"):
+                path = argv[i + 1] if i + 1 < len(argv) else ""
+                program = scope.files.get(path, "") or ""
+                if path in scope.files and scope.files[path] is None:
+                    self.not_sure(False, f"awk runs `{show(path)}`, written in this command with content that cannot be seen", where, "fail-closed.script-content")
+                i += 2
+                continue
+            if arg in ("-F", "-v", "--assign", "--field-separator"):
+                i += 2
+                continue
+            if arg.startswith("-") and len(arg) > 1:
+                i += 1
+                continue
+            break
+        if program is None:
+            program = argv[i] if i < len(argv) else ""
+        if "system" in program or "|" in program:
+            self.judge_code(argv[0].rsplit("/", 1)[-1], program, scope, where, starts_programs=True)
+        return None
+
+    def run_sed(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        scripts = _option_values(argv[1:], ("-e", "--expression"))
+        if not scripts:
+            rest = [a for a in argv[1:] if not a.startswith("-")]
+            scripts = rest[:1]
+        for script in scripts:
+            if _sed_executes(script):
+                self.judge_code("sed", script, scope, where, starts_programs=True)
+        return None
+
+    def run_eval(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        return self.run_script(" ".join(argv[1:]), scope, stdin, f"{where} > eval")
+
+    def run_source(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        if len(argv) < 2:
+            return None
+        saved = scope.positional
+        if len(argv) > 2:
+            scope.positional = list(argv[2:])
+        try:
+            return self.run_file(argv[1], scope, stdin, f"{where} > source {show(argv[1])}")
+        finally:
+            scope.positional = saved
+
+    def run_trap(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        args = [a for a in argv[1:] if a not in ("-p", "-l", "--")]
+        if len(args) >= 2 and args[0] != "-":
+            self.run_script(args[0], scope, "", f"{where} > trap action")
+        return None
+
+    def run_ralph(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        if len(words) >= 2 and words[0].lower() == "stream" and words[1].lower() == "merge":
+            self.block(argv, "ralph stream merge merges a stream into the main branch", where, "ralph.stream-merge")
+        elif words and UNKNOWN in words[0]:
+            self.not_sure(False, "the ralph subcommand is only known when the command runs", where, "fail-closed.ralph-subcommand")
+        return None
+
+    def run_alias(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        for arg in argv[1:]:
+            if "=" in arg and not arg.startswith("-"):
+                name, _, value = arg.partition("=")
+                scope.aliases[name] = value
+                self.note(where, f"defines alias {name}")
+        return None
+
+    def run_unalias(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        for arg in argv[1:]:
+            if arg == "-a":
+                scope.aliases.clear()
+            scope.aliases.pop(arg, None)
+        return None
+
+    def run_declare(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        exporting = argv[0] == "export" or any(a.startswith("-") and "x" in a for a in argv[1:])
+        for arg in argv[1:]:
+            if arg.startswith("-") or arg.startswith("+"):
+                continue
+            name, eq, value = arg.partition("=")
+            if not eq:
+                continue
+            if name.endswith("+"):
+                name = name[:-1]
+            self.assign(scope, name, [value], False)
+            if exporting:
+                scope.exported[name] = value
+            if name in COMMAND_ENV and could_push(value, self.policy.risky_words()):
+                self.check_env({name: value}, scope, where)
+        return None
+
+    def run_unset(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        functions = "-f" in argv[1:]
+        for arg in argv[1:]:
+            if arg.startswith("-"):
+                continue
+            if functions:
+                scope.funcs.pop(arg, None)
+            else:
+                scope.vars[arg] = [""]
+                scope.arrays.pop(arg, None)
+                scope.exported.pop(arg, None)
+        return None
+
+    def run_read(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        names = []
+        i = 1
+        array = None
+        while i < len(argv):
+            arg = argv[i]
+            if arg.startswith("-"):
+                if arg in ("-a",):
+                    array = argv[i + 1] if i + 1 < len(argv) else None
+                    i += 2
+                    continue
+                i += 2 if arg in ("-d", "-n", "-N", "-p", "-t", "-u", "-i") else 1
+                continue
+            names.append(arg)
+            i += 1
+        line = None if stdin is None else (stdin.split("\n", 1)[0] if stdin else "")
+        if array:
+            scope.arrays[array] = [UNKNOWN] if line is None else line.split()
+            scope.vars[array] = [UNKNOWN] if line is None else [scope.arrays[array][0] if scope.arrays[array] else ""]
+        names = names or ["REPLY"]
+        fields = None if line is None else line.split(None, len(names) - 1)
+        for k, name in enumerate(names):
+            if fields is None:
+                scope.vars[name] = None
+            else:
+                scope.vars[name] = [fields[k] if k < len(fields) else ""]
+        return None
+
+    def run_mapfile(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        names = [a for a in argv[1:] if not a.startswith("-")]
+        name = names[-1] if names else "MAPFILE"
+        scope.arrays[name] = [UNKNOWN] if stdin is None else stdin.splitlines()
+        scope.vars[name] = None if stdin is None else [scope.arrays[name][0] if scope.arrays[name] else ""]
+        return None
+
+    def run_set(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        if "--" in argv:
+            scope.positional = list(argv[argv.index("--") + 1:])
+        elif len(argv) > 1 and not argv[1].startswith(("-", "+")):
+            scope.positional = list(argv[1:])
+        return None
+
+    def run_shift(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        count = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
+        if scope.positional is not None:
+            scope.positional = scope.positional[count:]
+        return None
+
+    def run_printf(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        if len(argv) > 2 and argv[1] == "-v":
+            value = _printf(argv[3:]) if len(argv) > 3 else ""
+            self.assign(scope, argv[2], [value if value is not None else UNKNOWN], False)
+            return ""
+        return _printf(argv[1:])
+
+    def run_tee(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        for arg in argv[1:]:
+            if not arg.startswith("-"):
+                scope.files[file_key(arg)] = stdin
+                self.check_written(arg, stdin, where)
+        return stdin
+
+    def run_multiplexer(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """tmux/screen/at: a command string or typed keys run later in a shell."""
+        name = program_name(argv[0]) or ""
+        if name in ("at", "batch"):
+            if "-f" in argv:
+                return self.run_file(argv[argv.index("-f") + 1] if argv.index("-f") + 1 < len(argv) else "", scope.fork(), None, f"{where} > {name}")
+            return self.run_stdin_script(stdin, scope.fork(), f"{where} > {name} (script on stdin)")
+        if name == "screen":
+            self.scan_for_command(argv[1:], env, stdin, scope, where)
+        for arg in argv[1:]:
+            if not arg.startswith("-") and (could_push(arg, self.policy.risky_words()) or UNKNOWN in arg):
+                self.run_script(arg, scope.fork(), "", f"{where} > {name} (command string)")
+        return None
+
+    def run_copy(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        paths = [a for a in argv[1:] if not a.startswith("-")]
+        if len(paths) == 2:
+            source = file_key(paths[0])
+            if source in ("/dev/stdin", "-"):
+                content = stdin
+            else:
+                content = scope.files.get(source)
+            scope.files[file_key(paths[1])] = content
+            self.check_written(paths[1], content, where)
+        return ""
+
+
+def _sed_executes(script: str) -> bool:
+    """Does a GNU sed script use the `e` command or the `e` flag of `s`?"""
+    for command in script.replace("\n", ";").split(";"):
+        command = command.strip().lstrip("0123456789$,!~ ")
+        if command.startswith("/"):
+            end = command.find("/", 1)
+            command = command[end + 1:].lstrip("0123456789$,!~ /") if end > 0 else ""
+        if command.startswith("e"):
+            return True
+        if command.startswith("s") and len(command) > 1:
+            pieces = command[2:].split(command[1])
+            if len(pieces) >= 3 and "e" in pieces[2]:
+                return True
+    return False
+
+
+def _string_literals(code: str) -> list[str]:
+    """Quoted strings in interpreter code (', ", `), escapes decoded C-style."""
+    out = []
+    i = 0
+    n = len(code)
+    while i < n and len(out) < 200:
+        c = code[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and code[j] != c:
+                j += 2 if code[j] == "\\" else 1
+            body = code[i + 1:j]
+            out.append(decode_ansi_c(body) if "\\" in body else body)
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def _printf(args: list[str]) -> str | None:
+    """printf's output for %s/%b/%d-only formats, else None."""
+    if not args:
+        return ""
+    fmt, values = args[0], list(args[1:])
+    if UNKNOWN in fmt:
+        return None
+    out = []
+    i = 0
+    n = len(fmt)
+    used_any = True
+    first = True
+    while first or (values and used_any):
+        first = False
+        used_any = False
+        i = 0
+        while i < n:
+            c = fmt[i]
+            if c == "\\" and i + 1 < n:
+                out.append(decode_ansi_c(fmt[i:i + 2]) if fmt[i + 1] not in "01234567xuU" else "")
+                if fmt[i + 1] in "01234567xuU":
+                    j = i + 2
+                    while j < n and j < i + 5 and fmt[j] in "0123456789abcdefABCDEF":
+                        j += 1
+                    out.append(decode_ansi_c(fmt[i:j]))
+                    i = j
+                    continue
+                i += 2
+            elif c == "%" and i + 1 < n:
+                spec = fmt[i + 1]
+                if spec == "%":
+                    out.append("%")
+                elif spec in "sbdqc":
+                    value = values.pop(0) if values else ""
+                    used_any = True
+                    if spec == "b":
+                        value = decode_ansi_c(value)
+                    elif spec == "c":
+                        value = value[:1]
+                    out.append(value)
+                else:
+                    return None
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+    return "".join(out)
+
+
+def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
+    """What a data program prints, when the guard can know it."""
+    if name == "echo":
+        args = argv[1:]
+        newline = True
+        escapes = False
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            newline = newline and "n" not in args[0]
+            escapes = "e" in args[0]
+            args = args[1:]
+        text = " ".join(args)
+        if escapes:
+            text = decode_ansi_c(text)
+        return text + ("\n" if newline else "")
+    if name == "printf":
+        return _printf(argv[1:])
+    if name == "cat" and len(argv) == 1:
+        return stdin
+    if name in ("which", "type") and len(argv) == 2 and not argv[1].startswith("-"):
+        return "/usr/bin/" + argv[1] + "\n"
+    if name == "basename" and len(argv) == 2:
+        return argv[1].rstrip("/").rsplit("/", 1)[-1] + "\n"
+    if name in ("true", "false", ":", "cd", "export", "mkdir", "touch", "rm", "sleep"):
+        return ""
+    return None
