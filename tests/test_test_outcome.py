@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -245,30 +244,26 @@ def _pytest_output(size: int) -> str:
     return "".join(lines) + "FAILED tests/test_mod.py::test_x - assert 1 == 2\n==== 1 failed, 9 passed in 3.2s ====\n"
 
 
-def _p50(command: str, output: str, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        judge_test_run(command, 0, output)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+def test_large_output_is_bounded() -> None:
+    """10 MB of output: the verdict is still read from the tail, and the regexes
+    only ever see a bounded slice (speed itself is measured by scripts/bench.py,
+    as ratios: no wall-clock limits in tests)."""
+    from ralph.rules.test_outcome import HEAD_CHARS, TAIL_CHARS, Text
 
-
-def test_large_output_is_bounded_and_linear() -> None:
-    one, ten = _pytest_output(1 << 20), _pytest_output(10 << 20)
+    ten = _pytest_output(10 << 20)
     for command in ("pytest -v | tail -200", "npm test | tee log"):
-        t1, t10 = _p50(command, one), _p50(command, ten)
-        # A ratio with a wide margin (linear is 10x, quadratic 100x); the
-        # wall-clock targets live in scripts/bench.py.
-        assert t10 / max(t1, 1e-3) <= 40, f"{command}: {t1 * 1000:.1f} ms at 1 MB, {t10 * 1000:.1f} ms at 10 MB"
         assert judge_test_run(command, 0, ten).verdict == "fail"
+    assert len(Text(ten).text) <= HEAD_CHARS + TAIL_CHARS + 1
 
 
 def test_adversarial_single_line() -> None:
-    for output in ("x" * (10 << 20), "1 failed, " * (1 << 20), "\x1b[31m" * (2 << 20), "=" * (10 << 20) + " in 1s", "\r" * (10 << 20)):
+    from ralph.rules.test_generic import SUMMARY_WINDOW_CHARS, _tail_lines
+
+    for output in ("x" * (10 << 20), "1 failed, " * (1 << 20), "\x1b[31m" * (2 << 20), "=" * (10 << 20) + " in 1s", "\r" * (10 << 20), "\n" * (10 << 20)):
         for command in ("npm test", "pytest", "./run_tests.sh"):
-            # speed: scripts/bench.py "post-tool 10 MB single line"
             assert judge_test_run(command, 1, output).verdict in VERDICTS
+        # the generic grammar walks back at most a bounded window, however the lines are shaped
+        assert sum(len(line) for _, line in _tail_lines(output, 40)) <= SUMMARY_WINDOW_CHARS
 
 
 def test_never_raises_on_odd_input() -> None:

@@ -21,7 +21,9 @@ def handle(call: HookCall) -> Outcome:
         return allow()
     from ralph.failures import recent_failures
 
-    return context("UserPromptSubmit", story_context(run, recent_failures(call.state_dir, run.run_id)))
+    # only the current story's failures: a rollback of US-001 says nothing about US-002
+    failures = [f for f in recent_failures(call.state_dir, run.run_id, limit=50) if f.get("story") == run.story_id][-3:]
+    return context("UserPromptSubmit", story_context(run, failures))
 
 
 def story_context(run: object, failures: list[dict]) -> str:

@@ -153,26 +153,119 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+# Outputs the client cut. PostToolUse: over ~30,000 characters, tool_response.stdout
+# holds the start and `persistedOutputPath` the whole output on disk. We read it
+# bounded, head and (mostly) tail: a runner's summary is at the end.
+# PostToolUseFailure: `error` carries only about the first 10 KB and no path.
+PERSISTED_HEAD = 64 * 1024
+PERSISTED_TAIL = 2 * 1024 * 1024
+FAILURE_CUT_CHARS = 9_500  # an `error` this long was cut by the client
+
+
+def read_persisted(path: str) -> str:
+    """The persisted output, bounded: all of it up to HEAD+TAIL bytes, else head + tail. Raises OSError."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            if st.st_size <= PERSISTED_HEAD + PERSISTED_TAIL:
+                data = f.read(PERSISTED_HEAD + PERSISTED_TAIL)
+            else:
+                head = f.read(PERSISTED_HEAD)
+                f.seek(st.st_size - PERSISTED_TAIL)
+                data = head + f"\n[... {st.st_size - PERSISTED_HEAD - PERSISTED_TAIL} bytes not read by ralph-hooks ...]\n".encode() + f.read(PERSISTED_TAIL)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace")
+
+
+def complete_output(call: HookCall, output: str) -> tuple[str, str]:
+    """(the output to judge, a note when it is not the whole output)."""
+    response = call.payload.get("tool_response")
+    persisted = response.get("persistedOutputPath") if isinstance(response, dict) else None
+    if isinstance(persisted, str) and persisted:
+        try:
+            text = read_persisted(persisted)
+        except OSError as e:
+            call.problems.append(f"could not read persistedOutputPath {persisted}: {e.strerror or e}")
+            return output, (f"Claude Code cut this output to its first {len(output)} characters and its full copy "
+                            f"({persisted}) could not be read; the verdict comes from the part that was visible.")
+        call.log_extra["persisted_output"] = len(text)
+        return text, ""
+    if call.event == "PostToolUseFailure" and len(output) >= FAILURE_CUT_CHARS:
+        return output, (f"Claude Code passed the hook only the first ~{len(output) // 1000} KB of this failing command's output "
+                        "(the rest, with the runner's summary, was cut); the verdict comes from that part. "
+                        "To see the summary, rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
+    return output, ""
+
+
+def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
+    """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
+    import subprocess
+
+    if not checkpoint:
+        return False
+    try:
+        head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True, timeout=10, check=False)
+        if head.returncode != 0 or head.stdout.decode().strip() != checkpoint:
+            return False
+        status = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], cwd=root, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if status.returncode != 0:
+        return False
+    entries = [e for e in status.stdout.split(b"\0") if e]
+    return all(e[3:].startswith(b".ralph/") for e in entries if len(e) > 3)
+
+
+def load_tests_config(call: HookCall) -> object | None:
+    """The [tests] section when a config file exists (nothing parsed otherwise)."""
+    from ralph.project import config_path
+
+    if config_path(call.root, call.environ) is None:
+        return None
+    from ralph.rules.tests_config import load
+
+    config, problem = load(call.root, call.environ)
+    if problem:
+        call.problems.append(problem)
+    return config
+
+
 def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
     """Judge one Bash result; None when there is nothing to say."""
     from ralph.rules.test_outcome import judge_test_run
 
-    verdict = judge_test_run(command, exit_code, output)
+    tests_config = load_tests_config(call)
+    output, cut_note = complete_output(call, output)
+    verdict = judge_test_run(command, exit_code, output, tests_config)
     if verdict.verdict == "not_test":
         return None
     call.log_extra["test_verdict"] = verdict.verdict
     call.log_extra["runner"] = verdict.runner
+    from ralph.rules import test_baseline
     from ralph.rules.rollback_policy import run_record
     from ralph.run_state import load_active_run
 
     run = load_active_run(call.state_dir)
     record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
     record.update(at=_now(), session=call.session_id, exit_code=exit_code)
+    if cut_note:
+        record["output_cut"] = True
     if run is not None:
         record.update(run_id=run.run_id, iteration=run.iteration, story=run.story_id)
     path = history_path(call.state_dir, run, call.session_id)
     in_loop = run is not None and run.stage in ROLLBACK_STAGES
-    history = load_history(path, run.iteration) if in_loop and verdict.verdict == "fail" else []
+    history = load_history(path, run.iteration) if in_loop and verdict.verdict in ("fail", "pass") else []
+    baseline_mode = getattr(tests_config, "baseline", "first_runs")
+    if in_loop and verdict.verdict in ("fail", "pass") and baseline_mode != "off":
+        if baseline_mode == "first_runs" and verdict.verdict == "fail" and test_baseline.still_at_checkpoint(history):
+            record["at_checkpoint"] = tree_at_checkpoint(call.root, run.checkpoint)
+        test_baseline.mark(record, test_baseline.baseline_failures(history))
     try:
         from ralph.project import append_line
         from ralph.rules.redact import redact
@@ -181,11 +274,19 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
     except OSError as e:
         call.problems.append(f"could not record the test run in {path}: {e}")
     if verdict.verdict != "fail":
+        if verdict.verdict == "unknown" and cut_note:
+            return context(call.event, "ralph-hooks: could not tell whether this test run passed. " + cut_note)
         return None
 
     summary = failure_summary(verdict, exit_code)
-    header = "ralph-hooks: " + summary
+    header = "ralph-hooks: " + summary + (f"\nNote: {cut_note}" if cut_note else "")
+    baseline_note = test_baseline.baseline_note(record) if in_loop else ""
+    if baseline_note:
+        header += "\nBaseline: " + baseline_note
     if not in_loop:
+        return context(call.event, header)
+    if record.get("baseline_only"):
+        call.log_extra["rollback_policy"] = {"rollback": False, "reason": "all failing tests were failing at the checkpoint"}
         return context(call.event, header)
     from ralph.rules.rollback_policy import decide
 

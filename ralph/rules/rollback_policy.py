@@ -27,7 +27,10 @@ Every rollback first saves all work to a ref (see ralph.rollback), so the
 policy only ever costs time, never work.
 
 History records (dicts) have "kind": "test" (with "verdict", "key", "runner",
-"command") or "rollback" (a marker: counting starts afresh after it).
+"command") or "rollback" (a marker: counting starts afresh after it). A failing
+run marked `baseline_only` (all its failing tests were already failing at the
+iteration's checkpoint; see ralph.rules.test_baseline) is not a failure here:
+it neither counts nor resets the row, and does not trigger the at-stop rule.
 """
 from __future__ import annotations
 
@@ -155,8 +158,8 @@ def consecutive_failures(history: list[dict], new: dict, count_by: str = "comman
         kind = record.get("kind", "test")
         if kind == "rollback":
             break
-        if kind != "test" or _group(record, count_by) != group:
-            continue
+        if kind != "test" or _group(record, count_by) != group or record.get("baseline_only"):
+            continue  # a run failing only where the checkpoint already failed neither counts nor resets
         verdict = record.get("verdict")
         if verdict == "pass":
             break
@@ -175,6 +178,8 @@ def decide(history: list[dict], new: dict, policy: RollbackPolicy | None = None)
     policy = policy or RollbackPolicy()
     if new.get("verdict") != "fail":
         return RollbackDecision(False, "the run did not fail", 0, None, policy.policy)
+    if new.get("baseline_only"):
+        return RollbackDecision(False, "every failing test was already failing at the checkpoint", 0, None, policy.policy)
     failures = consecutive_failures(history, new, policy.count_by)
     if policy.policy == "immediate":
         return RollbackDecision(True, f"a failing run of {_shown(new)} (policy immediate)", failures, 0, policy.policy)
@@ -209,4 +214,6 @@ def should_rollback_at_stop(history: list[dict], policy: RollbackPolicy | None =
         return RollbackDecision(False, "no test run since the iteration began or since the last rollback", 0, None, policy.policy)
     if last.get("verdict") != "fail":
         return RollbackDecision(False, f"the last test run ({_shown(last)}) passed", 0, None, policy.policy)
+    if last.get("baseline_only"):
+        return RollbackDecision(False, f"the last test run ({_shown(last)}) failed only where the checkpoint already failed", 0, None, policy.policy)
     return RollbackDecision(True, f"the iteration ended with its last test run failing: {_shown(last)}", 1, 0, policy.policy)

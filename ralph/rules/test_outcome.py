@@ -406,14 +406,14 @@ class CommandShape:
 KIND_RANK = {"runner": 3, "wrapper": 2, "maybe": 1}
 
 
-def command_shape(command: str) -> CommandShape:
+def command_shape(command: str, declared: tuple[str, ...] = ()) -> CommandShape:
     shape = CommandShape()
     stages = shell_stages(command) if command else []
     pipefail = False
     last_test = -1
     kinds: list[StageKind] = []
     for idx, stage in enumerate(stages):
-        sk = classify_stage(stage.words)
+        sk = _generic_stage(stage.words, classify_stage(stage.words), declared)
         kinds.append(sk)
         words = stage.words
         if words and words[0] == "set" and any("pipefail" in w for w in words[1:]):
@@ -463,6 +463,29 @@ def command_shape(command: str) -> CommandShape:
     shape.exit_decisive = decisive
     shape.mask = mask
     return shape
+
+
+def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] = ()) -> StageKind:
+    """The generic layer's say on one stage (ralph.rules.test_generic): listing
+    and counting commands run no test; runners and interpreters running test
+    code that the tables above do not know are test stages; so are the
+    project's own test commands declared in `[tests] commands`."""
+    from ralph.rules import test_generic
+
+    if kind.kind in ("trivial",):
+        return kind
+    stripped = _strip_prefixes(words)
+    if test_generic.is_listing(stripped) or test_generic.runs_no_code(stripped):
+        return StageKind("other")
+    if declared:
+        text = " ".join(stripped)
+        if any(text == d or text.startswith(d + " ") for d in declared):
+            return StageKind("runner", kind.runner if kind.kind == "runner" else DECLARED)
+    if kind.kind == "other":
+        found = test_generic.stage_evidence(stripped, _testish)
+        if found is not None:
+            return StageKind(found[0], found[1])
+    return kind
 
 
 # ---------------------------------------------------------------------------
@@ -1208,7 +1231,9 @@ READERS = {
     "bun": (read_bun, markers_bun),
 }
 # when the command names no runner: try these, most specific first (generic TAP last)
-UNKNOWN_RUNNER_ORDER = ("pytest", "unittest", "jest", "vitest", "mocha", "go", "cargo", "rspec", "minitest", "phpunit", "ctest", "deno", "bun", "tap", "prove", "bats", "node")
+# (bats' pretty `N tests, N failures` line is generic: the generic grammar reads it
+# and says so, instead of naming bats for an ExUnit or shell-unit summary)
+UNKNOWN_RUNNER_ORDER = ("pytest", "unittest", "jest", "vitest", "mocha", "go", "cargo", "rspec", "minitest", "phpunit", "ctest", "deno", "bun", "tap", "prove", "node")
 # runners whose TAP-ish output also counts for the runner
 RUNNER_ALSO = {"tap": ("node", "tape"), "tape": ("node",), "prove": (), "bats": (), "node": ("tape",), "karma": ("jest",), "ava": ("tap",)}
 
@@ -1221,6 +1246,7 @@ EXIT_MEANINGS = {
     "go": {0: PASS, 1: FAIL, 2: FAIL}, "cargo": {0: PASS, 101: FAIL, 1: FAIL},
     "ctest": {0: PASS, 8: FAIL}, "rspec": {0: PASS, 1: FAIL}, "minitest": {0: PASS, 1: FAIL},
     "phpunit": {0: PASS, 1: FAIL, 2: FAIL, 255: FAIL}, "deno": {0: PASS, 1: FAIL}, "bun": {0: PASS, 1: FAIL},
+    "doctest": {0: PASS, 1: FAIL},
 }
 # mocha and prove exit with the number of failures
 COUNTING_EXITS = frozenset(("mocha", "prove"))
@@ -1231,6 +1257,8 @@ SHELL_CODES = {126: "not executable", 127: "command not found", 124: "timed out"
 def _exit_meaning(runner: str | None, code: int) -> str | None:
     if code in SHELL_CODES or runner is None:
         return None
+    if runner == DECLARED:  # the project said this command is its test run: its status is the verdict
+        return PASS if code == 0 else FAIL
     if runner in COUNTING_EXITS:
         return PASS if code == 0 else (FAIL if 0 < code < 126 else None)
     return EXIT_MEANINGS.get(runner, {}).get(code)
@@ -1250,11 +1278,17 @@ def _findings(t: Text, runners: list[str], with_markers: bool) -> list[Finding]:
     return out
 
 
-def judge_test_run(command: str, exit_code: int | None, output: str) -> TestVerdict:
-    """Verdict on one Bash call: 'fail', 'pass', 'not_test' or 'unknown'."""
+DECLARED = "project"  # the runner name of a command declared in `[tests] commands`
+
+
+def judge_test_run(command: str, exit_code: int | None, output: str, tests_config: object | None = None) -> TestVerdict:
+    """Verdict on one Bash call: 'fail', 'pass', 'not_test' or 'unknown'.
+    `tests_config` (ralph.rules.tests_config.TestsConfig) adds the project's own
+    test commands and their fail/pass patterns."""
     command = command if isinstance(command, str) else ""
     output = output if isinstance(output, str) else ""
-    shape = command_shape(command)
+    declared = tuple(getattr(tests_config, "commands", ()) or ())
+    shape = command_shape(command, declared)
     if shape.kind is None:
         return TestVerdict(NOT_TEST)
     t = Text(output)
@@ -1268,15 +1302,76 @@ def judge_test_run(command: str, exit_code: int | None, output: str) -> TestVerd
         plain = read_plain(t)
         if plain is not None:
             findings.append(plain)
+    if not any(f.status in (FAIL, PASS, ZERO) for f in findings) and shape.runner == DECLARED:
+        findings.extend(_declared_findings(output, tests_config))
+    if not any(f.status in (FAIL, PASS, ZERO) for f in findings):
+        findings.extend(_generic_findings(t, shape, exit_code))
     wrapper = None
     if shape.wrapper in ("tox", "nox"):
         wrapper = read_tox(t) if shape.wrapper == "tox" else read_nox(t)
     if wrapper is None and shape.kind == "wrapper":
         wrapper = read_wrapper_error(t)
-    return _decide(shape, exit_code, findings, wrapper)
+    return _decide(shape, exit_code, findings, wrapper, t)
 
 
-def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding], wrapper: Finding | None) -> TestVerdict:
+GENERIC_NOTE = "read with the generic summary grammar (no dedicated reader for this runner)"
+
+
+def _declared_findings(output: str, tests_config: object | None) -> list[Finding]:
+    """`[tests] fail_patterns` / `pass_patterns` for a declared test command."""
+    if tests_config is None:
+        return []
+    from ralph.rules.tests_config import pattern_verdict
+
+    found = pattern_verdict(output, tests_config)
+    if found is None:
+        return []
+    return [Finding(DECLARED, FAIL if found[0] == "fail" else PASS, len(output), [found[1], f"matched a [tests] {found[0]}_patterns entry"])]
+
+
+def _generic_findings(t: Text, shape: CommandShape, exit_code: int | None) -> list[Finding]:
+    """The generic layer (ralph.rules.test_generic) when no runner's own summary was read."""
+    from ralph.rules import test_generic
+
+    summary = test_generic.read_generic(t.text)
+    if summary is not None:
+        return [Finding("generic", summary.status, summary.pos, summary.evidence + [GENERIC_NOTE], summary.failing)]
+    # failure markers in cut or filtered output (`| head`, `| grep`), or beside a failing exit
+    if not shape.exit_decisive or exit_code not in (None, 0):
+        marks = test_generic.failure_markers(t.text)
+        if marks is not None:
+            return [Finding("generic", "marker", 0, marks[0] + ["failure markers read by the generic layer"], marks[1])]
+    return []
+
+
+def _who(f: Finding, named: str | None) -> str | None:
+    if f.runner == "unknown":
+        return named
+    if f.runner == "generic":
+        return named or "generic"
+    return f.runner
+
+
+HUNG_CODES = {124: "timed out (`timeout` exit 124)", 137: "killed (SIGKILL, exit 137)", 143: "terminated (SIGTERM, exit 143)"}
+
+
+def _hung(shape: CommandShape, exit_code: int | None, t: Text | None) -> TestVerdict | None:
+    """A test run stopped by `timeout` or a signal did not pass: fail, naming the
+    test that was running when the output shows it."""
+    if exit_code not in HUNG_CODES or not shape.exit_decisive or t is None:
+        return None
+    from ralph.rules.test_generic import running_test
+
+    running = running_test(t.text)
+    if shape.kind not in ("runner", "wrapper") and running is None:
+        return None  # a program merely named like a test, with nothing showing a test running
+    evidence = [f"exit code {exit_code}: the test run {HUNG_CODES[exit_code]} before it finished"]
+    if running:
+        evidence.append(f"running when it stopped: {running}")
+    return TestVerdict(FAIL, shape.runner, evidence, [running] if running else [])
+
+
+def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding], wrapper: Finding | None, t: Text | None = None) -> TestVerdict:
     summaries = [f for f in findings if f.status in (FAIL, PASS, ZERO)]
     markers = [f for f in findings if f.status == "marker"]
     named = shape.runner
@@ -1285,14 +1380,14 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
         failed = [f for f in summaries if f.status == FAIL]
         if failed:
             f = failed[-1]
-            return TestVerdict(FAIL, f.runner if f.runner != "unknown" else named, f.evidence[:MAX_EVIDENCE] + exit_note, f.failing[:MAX_FAILING])
+            return TestVerdict(FAIL, _who(f, named), f.evidence[:MAX_EVIDENCE + 1] + exit_note, f.failing[:MAX_FAILING])
         passed = [f for f in summaries if f.status == PASS]
         final = max(summaries, key=lambda f: f.pos)
-        who = final.runner if final.runner != "unknown" else named
+        who = _who(final, named)
         if not passed:
             return TestVerdict(UNKNOWN, who, ["no tests ran"] + final.evidence[:MAX_EVIDENCE] + exit_note)
         f = max(passed, key=lambda f: f.pos)
-        who = f.runner if f.runner != "unknown" else named
+        who = _who(f, named)
         # The summary says passed; does the runner's own exit status disagree?
         if exit_code and shape.exit_decisive and exit_code not in SHELL_CODES:
             if shape.kind == "runner":
@@ -1303,7 +1398,7 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
         return TestVerdict(PASS, who, f.evidence[:MAX_EVIDENCE] + exit_note)
     if markers:
         f = markers[0]
-        return TestVerdict(FAIL, f.runner, f.evidence[:MAX_EVIDENCE] + exit_note + ["no closing summary visible (output cut or run aborted)"], f.failing[:MAX_FAILING])
+        return TestVerdict(FAIL, _who(f, named), f.evidence[:MAX_EVIDENCE] + exit_note + ["no closing summary visible (output cut or run aborted)"], f.failing[:MAX_FAILING])
     if wrapper is not None and wrapper.runner in ("tox", "nox"):
         if wrapper.status == FAIL:
             return TestVerdict(FAIL, named or wrapper.runner, wrapper.evidence[:MAX_EVIDENCE] + exit_note)
@@ -1312,6 +1407,9 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
     if exit_code is None or not shape.exit_decisive:
         why = "exit status unknown" if exit_code is None else f"exit status masked by `{shape.mask}`"
         return TestVerdict(UNKNOWN, named, [f"no test summary visible; {why}"])
+    hung = _hung(shape, exit_code, t)
+    if hung is not None:
+        return hung
     if exit_code in SHELL_CODES:
         return TestVerdict(UNKNOWN, named, exit_note + [SHELL_CODES[exit_code]])
     if shape.kind == "runner":

@@ -1,0 +1,10 @@
+Feature: Addition that is wrong
+  Scenario: correct sum
+    Given the numbers 2 and 3
+    When I add them
+    Then the result is 5
+
+  Scenario: wrong expectation
+    Given the numbers 2 and 2
+    When I add them
+    Then the result is 5

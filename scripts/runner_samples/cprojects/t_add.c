@@ -1,0 +1,1 @@
+int main(void) { return 2 + 3 == 5 ? 0 : 1; }

@@ -1,0 +1,2 @@
+const unused = 1
+function add(a,b){return a+b}

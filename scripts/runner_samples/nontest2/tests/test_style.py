@@ -1,0 +1,3 @@
+import os
+def test_adds():
+  assert 1+1==2

@@ -1,0 +1,6 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+const add = (a, b) => a + b;
+test('adds', () => { assert.is(add(2, 3), 5); });
+test('adds negatives', () => { assert.is(add(-1, -1), -2); });
+test.run();
