@@ -14,6 +14,7 @@ COMMANDS = {
     "rollbacks": "ralph.commands.rollbacks",
     "loop": "ralph.commands.loop",
     "status": "ralph.commands.status",
+    "sandbox": "ralph.commands.sandbox",
 }
 
 USAGE = """\
@@ -34,6 +35,8 @@ other commands:
   rollbacks           list or restore work saved before a rollback
   loop                run the plan's stories unattended (same as ralph-loop)
   status              stories done, current run, last iterations, rollbacks
+  sandbox print|explain|check
+                      Claude Code's Bash sandbox settings ralph wants, why, and a probe
   version             print the version
 """
 

@@ -157,15 +157,7 @@ def _git(root: str, *args: str) -> str:
 
 def remote_urls(root: str) -> list[str]:
     """Every fetch and push URL of every remote, raw and as git rewrites them (insteadOf)."""
-    urls: list[str] = []
-    for line in _git(root, "config", "--get-regexp", r"^remote\..*\.(url|pushurl)$").splitlines():
-        parts = line.split(" ", 1)
-        if len(parts) == 2 and parts[1].strip():
-            urls.append(parts[1].strip())
-    for name in _git(root, "remote").split():
-        for args in (("get-url", "--all", name), ("get-url", "--push", "--all", name)):
-            urls.extend(u.strip() for u in _git(root, "remote", *args).splitlines() if u.strip())
-    return list(dict.fromkeys(urls))
+    return list(_remotes_by_url(root))
 
 
 SCHEME_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?(\[[^\]]+\]|[^/:?#]+)")
@@ -227,38 +219,81 @@ def settings_layer(root: str, config: dict, config_path: str | None = None) -> d
     is a settings object with one key, `sandbox`, to merge into a settings
     file or pass with `--settings`. Raises ConfigError for a bad [sandbox].
     """
+    return explained_layer(root, config, config_path)[0]
+
+
+def explained_layer(root: str, config: dict, config_path: str | None = None) -> tuple[dict, list[tuple[str, str, str]]]:
+    """settings_layer() and, for each entry, (setting, value, why)."""
     values = sandbox_config(config, config_path)
     root = os.path.realpath(root)
     common, hooks = git_dirs(root)
-    urls = remote_urls(root)
+    why: list[tuple[str, str, str]] = [
+        ("enabled", "true", "every Bash command the agent runs goes through bubblewrap: a push from any program "
+                            "(a script, a git library, a release tool) meets the limits below, whatever the guard missed"),
+        ("failIfUnavailable", str(bool(values["fail_if_unavailable"])).lower(),
+         "the client refuses to start when the sandbox cannot run, instead of running commands unsandboxed"
+         if values["fail_if_unavailable"] else "[sandbox] fail_if_unavailable = false: without bubblewrap the agent runs UNSANDBOXED"),
+        ("allowUnsandboxedCommands", "false", "the model cannot ask for a command outside the sandbox "
+                                               "(its dangerouslyDisableSandbox flag is ignored)"),
+    ]
 
     deny_write: list[str] = []
-    for url in urls:
+    remotes = _remotes_by_url(root)
+    for url, names in remotes.items():
         path = url_path(root, url)
-        if path and os.path.exists(path):
+        if path and os.path.exists(path) and path not in deny_write:
             deny_write.append(path)
-    deny_write += [hooks, os.path.join(common, "config")]
-    worktree_config = os.path.join(common, "config.worktree")
-    if os.path.exists(worktree_config):
-        deny_write.append(worktree_config)
-    deny_write += [_absolute(root, p) for p in values["deny_write"]]
+            why.append(("filesystem.denyWrite", path, f"local-path remote {', '.join(names)}: writing into it is a push"))
+    deny_write.append(hooks)
+    why.append(("filesystem.denyWrite", hooks, "git hooks: a hook the agent wrote would run outside the sandbox when the loop commits"))
+    for name in ("config", "config.worktree"):
+        path = os.path.join(common, name)
+        if name == "config" or os.path.exists(path):
+            deny_write.append(path)
+            why.append(("filesystem.denyWrite", path, "git config: core.hooksPath, aliases, remotes and url rewrites "
+                                                      "that would run programs or push outside the sandbox"))
+    for path in values["deny_write"]:
+        deny_write.append(_absolute(root, path))
+        why.append(("filesystem.denyWrite", _absolute(root, path), "[sandbox] deny_write in ralph.toml"))
 
-    deny_read = list(CREDENTIAL_PATHS) + [_absolute(root, p) for p in values["deny_read"]]
+    deny_read = list(CREDENTIAL_PATHS)
+    why += [("filesystem.denyRead", p, "credentials a push, a forge merge or a release would authenticate with") for p in CREDENTIAL_PATHS]
+    for path in values["deny_read"]:
+        deny_read.append(_absolute(root, path))
+        why.append(("filesystem.denyRead", _absolute(root, path), "[sandbox] deny_read in ralph.toml"))
 
-    remote_hosts = [h for h in (url_host(u) for u in urls) if h]
+    remote_hosts: dict[str, list[str]] = {}
+    for url, names in remotes.items():
+        host = url_host(url)
+        if host:
+            remote_hosts.setdefault(host, []).extend(n for n in names if n not in remote_hosts.get(host, []))
     allowed = values["allowed_domains"]
     network: dict = {}
-    if allowed is None:
-        network["deniedDomains"] = _unique([*FORGE_DOMAINS, *LOOPBACK_HOSTS, *remote_hosts, *values["denied_domains"]])
-    else:
-        # an allow-list: only these hosts; forges and loopback unless listed,
-        # the remotes' own hosts always (that is where a push lands)
-        denied = [h for h in (*FORGE_DOMAINS, *LOOPBACK_HOSTS) if h not in allowed]
+    denied: list[str] = []
+    for host in FORGE_DOMAINS:
+        if allowed is None or host not in allowed:
+            denied.append(host)
+            why.append(("network.deniedDomains", host, "a forge: pushes, pull-request merges and API calls that update refs"))
+    for host in LOOPBACK_HOSTS:
+        if allowed is None or host not in allowed:
+            denied.append(host)
+            why.append(("network.deniedDomains", host, "this machine's own services through the proxy (a local git daemon, "
+                                                       "forge or registry); the sandbox's own loopback stays usable"))
+    for host, names in remote_hosts.items():
+        denied.append(host)
+        why.append(("network.deniedDomains", host, f"host of remote {', '.join(names)}: where a push would land"))
+    for host in values["denied_domains"]:
+        denied.append(host)
+        why.append(("network.deniedDomains", host, "[sandbox] denied_domains in ralph.toml"))
+    if allowed is not None:
         network["allowedDomains"] = _unique(allowed)
         network["strictAllowlist"] = True
-        network["deniedDomains"] = _unique([*denied, *remote_hosts, *values["denied_domains"]])
+        why += [("network.allowedDomains", h, "[sandbox] allowed_domains in ralph.toml: the only hosts reachable") for h in allowed]
+        why.append(("network.strictAllowlist", "true", "makes allowedDomains an allow-list (without it the proxy lets "
+                                                        "every host through when permissions are skipped)"))
+    network["deniedDomains"] = _unique(denied)
 
-    return {
+    layer = {
         "sandbox": {
             "enabled": True,
             "failIfUnavailable": bool(values["fail_if_unavailable"]),
@@ -267,6 +302,28 @@ def settings_layer(root: str, config: dict, config_path: str | None = None) -> d
             "network": network,
         }
     }
+    return layer, why
+
+
+def _remotes_by_url(root: str) -> dict[str, list[str]]:
+    """url -> remote names, for every fetch and push URL (raw and as insteadOf rewrites them)."""
+    found: dict[str, list[str]] = {}
+
+    def add(url: str, name: str) -> None:
+        names = found.setdefault(url, [])
+        if name not in names:
+            names.append(name)
+
+    for line in _git(root, "config", "--get-regexp", r"^remote\..*\.(url|pushurl)$").splitlines():
+        key, _, url = line.partition(" ")
+        if url.strip():
+            add(url.strip(), key.split(".")[1] if key.count(".") >= 2 else key)
+    for name in _git(root, "remote").split():
+        for args in (("get-url", "--all", name), ("get-url", "--push", "--all", name)):
+            for url in _git(root, "remote", *args).splitlines():
+                if url.strip():
+                    add(url.strip(), name)
+    return found
 
 
 def _unique(items: list[str] | tuple[str, ...]) -> list[str]:

@@ -176,3 +176,42 @@ def test_probe_with_a_broken_bwrap_fails_with_the_reason(tmp_path):
 def test_probe_on_this_machine(sandbox_available):
     ok, message = probe()
     assert ok, message
+
+
+def run_ralph(cwd, *args):
+    from tests.conftest import RALPH
+
+    return subprocess.run([RALPH, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_sandbox_print_is_the_layer_as_json(repo, tmp_path):
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    done = run_ralph(repo, "sandbox", "print")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert json.loads(done.stdout) == settings_layer(str(repo), {})
+
+
+def test_sandbox_explain_gives_a_reason_for_every_entry(repo, tmp_path):
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "remote", "add", "up", "https://git.corp.example/x.git")
+    done = run_ralph(repo, "sandbox", "explain")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"{os.path.realpath(bare)}\n      local-path remote origin: writing into it is a push" in out
+    assert "git.corp.example\n      host of remote up: where a push would land" in out
+    assert "~/.cargo/credentials.toml\n      credentials a push" in out
+    assert "On this machine: the sandbox" in out
+
+
+def test_sandbox_commands_report_a_broken_config_with_file_and_line(repo):
+    (repo / "ralph.toml").write_text("[sandbox]\ndeny_write = \"x\"\n", encoding="utf-8")
+    done = run_ralph(repo, "sandbox", "print")
+    assert done.returncode == 2
+    assert "ralph.toml:2: [sandbox] deny_write: must be a list" in done.stderr
+    assert run_ralph(repo, "sandbox", "bogus").returncode == 2
