@@ -18,6 +18,8 @@ from __future__ import annotations
 
 ACTIONS: dict[str, str] = {
     "shell": "ralph.lifecycle.shell",
+    "webhook": "ralph.lifecycle.webhook",
+    "spawn": "ralph.lifecycle.spawn",
 }
 
 SUCCESS = "success"
