@@ -21,7 +21,7 @@ def validate(table: dict, where: object) -> list[str]:
     from ralph.lifecycle.config import check_keys, exported_names
 
     errors = []
-    name = "hooks"
+    name = getattr(where, "table", "hooks")
     if "command" not in table:
         return [f"{where}: [{name}] a shell hook needs command = \"...\" (run by /bin/sh) or a list (run as is)"]
     errors += check_keys({k: v for k, v in table.items() if k in ("command", "working_dir")}, KEYS, where, name)  # type: ignore[arg-type]
