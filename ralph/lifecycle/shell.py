@@ -97,5 +97,5 @@ def result_of(outcome: object, timeout: float, shown: str) -> ActionResult:
         status, message = FAILED, f"killed by signal {-exit_code}"
     else:
         status, message = FAILED, f"exit {exit_code}"
-    return ActionResult(status, exit=exit_code, duration=o.duration, output=o.output,  # type: ignore[attr-defined]
+    return ActionResult(status, exit=exit_code, duration=o.duration, output=o.output.rstrip("\n"),  # type: ignore[attr-defined]
                         output_bytes=o.output_bytes, message=message, command=shown)  # type: ignore[attr-defined]
