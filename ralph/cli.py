@@ -14,6 +14,8 @@ COMMANDS = {
     "rollbacks": "ralph.commands.rollbacks",
     "loop": "ralph.commands.loop",
     "status": "ralph.commands.status",
+    "init": "ralph.commands.init",
+    "hooks": "ralph.commands.hooks",
 }
 
 USAGE = """\
@@ -34,6 +36,9 @@ other commands:
   rollbacks           list or restore work saved before a rollback
   loop                run the plan's stories unattended (same as ralph-loop)
   status              stories done, current run, last iterations, rollbacks
+  init                scaffold .ralph/ (plan, prompt, hooks) and a commented ralph.toml
+  hooks list          ralph-loop's lifecycle hooks per point, with source and state
+  hooks test POINT    fire one hook point with sample context and show what ran
   version             print the version
 """
 

@@ -140,6 +140,14 @@ def dry_run(settings: object, plan_path: str) -> int:
     return 0
 
 
+def check_hooks(settings: object) -> list[str]:
+    """Every lifecycle hook error at once (ConfigError), before anything runs;
+    returns the warnings."""
+    from ralph.lifecycle.config import load_hooks, require_valid
+
+    return require_valid(load_hooks(settings.root, None, settings.config_path)).warnings  # type: ignore[attr-defined]
+
+
 def main(argv: list[str]) -> int:
     from ralph.config import ConfigError
     from ralph.plan import PlanError
@@ -157,7 +165,10 @@ def main(argv: list[str]) -> int:
                 "pass --plan PATH, set plan in [loop] of ralph.toml, or run `ralph-loop --mode plan` to have the agent write it\n"
             )
             return EXIT_USAGE
+        hook_warnings = check_hooks(settings)
         if args.dry_run:  # type: ignore[attr-defined]
+            for warning in hook_warnings:
+                sys.stdout.write(f"hooks: warning: {warning}\n")
             return dry_run(settings, plan_path)
         from ralph.loop.prompt import check_template
         from ralph.loop.settings import resolve

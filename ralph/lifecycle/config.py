@@ -49,11 +49,13 @@ class Where(str):
 
     keys: dict[str, int]
     path: str
+    table: str
 
-    def __new__(cls, path: str, line: int | None, keys: dict[str, int] | None = None) -> "Where":
+    def __new__(cls, path: str, line: int | None, keys: dict[str, int] | None = None, table: str = "hooks") -> "Where":
         self = super().__new__(cls, f"{path}:{line}" if line else path)
         self.path = path
         self.keys = keys or {}
+        self.table = table  # "hooks.post_iteration": for messages
         return self
 
     def key(self, name: str) -> str:
@@ -87,13 +89,13 @@ class Locator:
         found = self.tables.get(table, [])
         if occurrence < len(found):
             line, keys = found[occurrence]
-            return Where(self.path, line, keys)
+            return Where(self.path, line, keys, table)
         # inline arrays (post_iteration = [{...}]): point at the key in [hooks]
         for line_no, keys in self.tables.get("hooks", []):
             name = table.split(".", 1)[-1]
             if name in keys:
-                return Where(self.path, keys[name])
-        return Where(self.path, None)
+                return Where(self.path, keys[name], None, table)
+        return Where(self.path, None, None, table)
 
     def settings_where(self) -> Where:
         found = self.tables.get("hooks", [])
@@ -396,6 +398,11 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
 
 def require_valid(hooks: HookSet) -> HookSet:
     if hooks.errors:
-        count = len(hooks.errors)
-        raise ConfigError(f"{count} hook configuration error(s):\n  " + "\n  ".join(hooks.errors))
+        def position(error: str) -> tuple[str, int]:
+            path, _, rest = error.partition(":")
+            line = rest.split(":", 1)[0]
+            return path, int(line) if line.isdigit() else 0
+
+        errors = sorted(hooks.errors, key=position)
+        raise ConfigError(f"{len(errors)} hook configuration error(s):\n  " + "\n  ".join(errors))
     return hooks

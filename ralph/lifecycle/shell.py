@@ -21,7 +21,7 @@ def validate(table: dict, where: object) -> list[str]:
     from ralph.lifecycle.config import check_keys, exported_names
 
     errors = []
-    name = "hooks"
+    name = getattr(where, "table", "hooks")
     if "command" not in table:
         return [f"{where}: [{name}] a shell hook needs command = \"...\" (run by /bin/sh) or a list (run as is)"]
     errors += check_keys({k: v for k, v in table.items() if k in ("command", "working_dir")}, KEYS, where, name)  # type: ignore[arg-type]
@@ -97,5 +97,5 @@ def result_of(outcome: object, timeout: float, shown: str) -> ActionResult:
         status, message = FAILED, f"killed by signal {-exit_code}"
     else:
         status, message = FAILED, f"exit {exit_code}"
-    return ActionResult(status, exit=exit_code, duration=o.duration, output=o.output,  # type: ignore[attr-defined]
+    return ActionResult(status, exit=exit_code, duration=o.duration, output=o.output.rstrip("\n"),  # type: ignore[attr-defined]
                         output_bytes=o.output_bytes, message=message, command=shown)  # type: ignore[attr-defined]

@@ -17,6 +17,8 @@ GITIGNORE = """\
 !*.md
 !prd.json
 !PRD-*/
+!hooks/
+!hooks/**
 !pipelines/
 !pipelines/**
 """
