@@ -270,7 +270,7 @@ GATE = """\
     callback = "${{CALLBACK_URL}}"
 
     [[hooks.stage_complete]]
-    command = 'printf "%s|%s|%s" "$RALPH_HOOK_ACTION" "$RALPH_HOOK_MESSAGE" "{{{{hook_response}}}}" > {seen}'
+    command = 'printf "%s|%s|%s" "$RALPH_HOOK_ACTION" "$RALPH_HOOK_MESSAGE" "$RALPH_HOOK_RESPONSE" > {seen}'
     """
 
 

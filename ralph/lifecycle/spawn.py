@@ -113,8 +113,11 @@ def substituted(value: object, values: dict[str, str], env: dict[str, str]) -> o
     return value
 
 
-def pipeline_dir(root: str, state_dir: str, name: str) -> str:
-    return os.path.join(state_dir, PIPELINES_DIR, name)
+def pipeline_dir(root: str, name: str) -> str:
+    """Always the project's `.ralph/pipelines/<name>/` (a child's own state dir holds none)."""
+    from ralph.project import STATE_DIR_NAME
+
+    return os.path.join(root, STATE_DIR_NAME, PIPELINES_DIR, name)
 
 
 def child_dir_for(state_dir: str, point: str, iteration: str) -> str:
@@ -162,7 +165,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
     if depth + 1 > limit:
         return ActionResult(FAILED, message=f"not started: this loop is already a child at depth {depth} and max_depth is {limit} "
                             f"({DEPTH_VAR}); a pipeline that spawns itself stops here", command=shown)
-    source = pipeline_dir(ctx.root, ctx.state_dir, name)
+    source = pipeline_dir(ctx.root, name)
     plan_name = next((p for p in PLAN_FILES if os.path.isfile(os.path.join(source, p))), None)
     if plan_name is None:
         return ActionResult(FAILED, message=f"pipeline {name!r}: no plan.md or prd.json in {source} "
