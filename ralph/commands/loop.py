@@ -115,7 +115,8 @@ def dry_run(settings: object, plan_path: str) -> int:
     if stage.mode == "plan":
         text = prompt.plan_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
                                   template_path=template, verify_command=settings["verify_command"],  # type: ignore[index]
-                                  iteration=1, run_id="(dry-run)", stage=stage.name)
+                                  iteration=1, run_id="(dry-run)", stage=stage.name,
+                                  hook_output=prompt.pending_hook_output(state_dir))
         out.write(f"stage: {stage.name} (plan mode) -> {paths.relative(root, plan_path)}\n")
         out.write(f"agent: {prompt.format_command(stage.agent_command)}\n\n--- prompt ---\n{text}")
         return 0
@@ -131,7 +132,8 @@ def dry_run(settings: object, plan_path: str) -> int:
     story = todo[0]
     text = prompt.story_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
                                template_path=template, verify_command=stage.verify_command, story=story,
-                               iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name)
+                               iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name,
+                               hook_output=prompt.pending_hook_output(state_dir))
     out.write(f"next story: {story.id}: {story.title}\n")
     out.write(f"stage: {stage.name} · agent: {prompt.format_command(stage.agent_command)} · verify: {prompt.format_command(stage.verify_command)}\n")
     out.write(f"\n--- prompt ---\n{text}")

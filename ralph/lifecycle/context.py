@@ -127,9 +127,9 @@ def loop_context(runner: object, **extra: object) -> dict:
     """The context of a running ralph-loop (ralph.loop.runner.Runner), plus
     point-specific values. Read here, so the runner's call lines stay one line."""
     r = runner
-    stage = r.stage  # type: ignore[attr-defined]
     stages = r.settings.stages  # type: ignore[attr-defined]
     index = r.stage_index  # type: ignore[attr-defined]
+    stage = r.stage or (stages[index] if index < len(stages) else None)  # type: ignore[attr-defined]
     next_stage = stages[index + 1].name if stage is not None and index + 1 < len(stages) else ""
     limit = r.settings.max_total_iterations or (stage.max_iterations if stage is not None else 0)  # type: ignore[attr-defined]
     last = getattr(r, "last_event", None) or {}

@@ -47,7 +47,7 @@ def render(template: str, where: str, values: dict[str, str]) -> str:
     hook_output = values.get("hook_output", "")
     if hook_output and not any(m.group(1) == "hook_output" for m in PLACEHOLDER.finditer(template)):
         text = text.rstrip("\n") + "\n\n" + hook_output
-    return text
+    return re.sub(r"\n{3,}\Z", "\n", text)  # an empty block at the end leaves no blank tail
 
 
 def pending_hook_output(state_dir: str) -> str:

@@ -231,6 +231,7 @@ class Runner:
                     "event": "run_start", "run_id": self.run_id, "at": self.started_at, "plan": self.plan_rel,
                     "stages": [s.name for s in self.settings.stages],
                 })
+                self.stage_index = self.resume_stage_index()  # session_start sees the stage the run starts in
                 self.fire_hooks("session_start")
                 for index in range(self.resume_stage_index(), len(self.settings.stages)):
                     self.stage_index = index
