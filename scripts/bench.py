@@ -13,6 +13,9 @@ noise hits every case alike:
   guard         `ralph pre-tool` on a plain command and a 100-segment compound
   post-tool     `ralph post-tool` with 1 MB and 10 MB of test output, and a
                 10 MB single line (adversarial)
+  event hooks   `ralph pre-tool` / `ralph post-tool` in a project whose ralph.toml
+                has no [[hooks.event]] (the feature must cost nothing) and one
+                with a single matching hook running `true`
   loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
@@ -186,6 +189,19 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("post-tool 10 MB output", [ralph, "post-tool"], post(10 << 20), project, env),
         Case("post-tool 10 MB single line", [ralph, "post-tool"], post(10 << 20, True), project, env),
     ]
+    # User event hooks ([[hooks.event]], ralph/event_hooks.py): a ralph.toml
+    # without any (the dispatcher must not pay for the feature), and one
+    # matching hook that does nothing (the price of running one).
+    for name, config in (("0 event hooks", "[guard]\n"), ("1 event hook", ONE_EVENT_HOOK)):
+        event_project = os.path.join(project, "..", f"events-{name.replace(' ', '-')}")
+        if not os.path.exists(event_project):
+            make_project(event_project)
+            with open(os.path.join(event_project, "ralph.toml"), "w") as f:
+                f.write(config)
+        plain = json.dumps(payload("PreToolUse_Bash", event_project, command="npm test")).encode()
+        read_payload = json.dumps(payload("PostToolUse_Read", event_project)).encode()
+        cases.append(Case(f"pre-tool Bash +toml, {name}", [ralph, "pre-tool"], plain, event_project, env))
+        cases.append(Case(f"post-tool Read +toml, {name}", [ralph, "post-tool"], read_payload, event_project, env))
     import importlib.util
 
     if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
@@ -200,6 +216,10 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     return cases
 
 
+ONE_EVENT_HOOK = """[[hooks.event]]
+match = "PreToolUse:Bash, PostToolUse:Read"
+command = "true"
+"""
 LOOP_EXTRA_ITERATIONS = 10
 NOOP_LOOP_CONFIG = """[loop]
 agent_command = ["true"]
@@ -217,6 +237,7 @@ TARGETS = [
     ("pre-tool Bash (plain: fast path)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
+    ("post-tool Read +toml, 0 event hooks", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: no event hooks, no cost"),
 ]
 ABSOLUTE_TARGETS = [
     ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
