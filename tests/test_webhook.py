@@ -371,3 +371,20 @@ def test_the_status_line_and_ralph_status_show_the_open_gate(tmp_path, endpoint)
     assert any("answer at http://127.0.0.1:" in line for line in screen.lines)
     assert "waiting for approval at stage_complete (plan approval)" in seen_status[0]
     assert "?action=approve" in seen_status[0]
+
+
+def test_a_gate_that_cannot_open_its_port_stops_the_loop(tmp_path, endpoint) -> None:
+    import socket
+
+    server = endpoint()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        port = busy.getsockname()[1]
+        engine = engine_for(tmp_path, GATE.format(url=server.url, timeout=60, extra=f"callback_port = {port}", seen=tmp_path / "seen"))
+        fired = engine.fire("stage_complete", {})
+    finally:
+        busy.close()
+    assert fired.abort and f"cannot listen on 127.0.0.1:{port}" in fired.abort
+    assert server.requests == []  # nothing announced that nobody could answer

@@ -306,12 +306,12 @@ def run(action: object, ctx: RunContext) -> ActionResult:
     values = dict(ctx.values)
     url = substitute(str(spec["url"]), values, ctx.env, url_quote=True)  # type: ignore[index]
     shown = f"{method} {redact_url(url)}"
+    headers = {k: substitute(v, values, ctx.env) for k, v in (spec.get("headers") or {}).items()}  # type: ignore[attr-defined]
     problem = url_problem(url)
     if problem:
-        return ActionResult(FAILED, duration=time.monotonic() - started, message=f"url {problem}", command=shown)
-    headers = {k: substitute(v, values, ctx.env) for k, v in (spec.get("headers") or {}).items()}  # type: ignore[attr-defined]
-    if any(c in k + v for k, v in headers.items() for c in "\r\n"):
-        return ActionResult(FAILED, message="a header value holds a line break after substitution; not sent", command=shown)
+        problem = f"url {problem}"
+    elif any(c in k + v for k, v in headers.items() for c in "\r\n"):
+        problem = "a header value holds a line break after substitution"
     gate = None
     if spec["await"]:  # type: ignore[index]
         from ralph.lifecycle.callback_server import CallbackServer
@@ -319,9 +319,13 @@ def run(action: object, ctx: RunContext) -> ActionResult:
         try:
             gate = CallbackServer(int(spec["callback_port"])).start()  # type: ignore[index, call-overload]
         except OSError as e:
-            return ActionResult(FAILED, message=f"cannot listen on 127.0.0.1:{spec['callback_port']} for the callback: {e.strerror or e}",  # type: ignore[index]
-                                command=shown)
+            why = f"cannot listen on 127.0.0.1:{spec['callback_port']} for the approval callback: {e.strerror or e}"  # type: ignore[index]
+            # a gate that cannot open must not let the loop through unapproved
+            abort = None if spec["on_timeout"] == "continue" else why  # type: ignore[index]
+            return ActionResult(FAILED, message=why, abort=abort, command=shown)
         values["callback_url"] = gate.url
+    if problem and gate is None:
+        return ActionResult(FAILED, duration=time.monotonic() - started, message=f"{problem}; not sent", command=shown)
     try:
         body = spec.get("body")  # type: ignore[attr-defined]
         data: bytes | None
@@ -332,6 +336,9 @@ def run(action: object, ctx: RunContext) -> ActionResult:
         else:
             rendered = render_body(body, values, {**ctx.env, **({"CALLBACK_URL": gate.url} if gate else {})})
             data = json.dumps(rendered, ensure_ascii=False).encode("utf-8")
+        if problem:  # the gate still waits: the person can answer from the terminal
+            sent_text = f"not sent ({problem})"
+            return await_answer(spec, ctx, gate, sent_text, shown, started)
         sent = send(method, url, headers, data, float(spec["send_timeout"]), int(spec["retries"]),  # type: ignore[index, call-overload]
                     float(spec["backoff"]), stopping=ctx.stopping)  # type: ignore[index, arg-type]
         sent_text = f"{'sent' if sent.ok else 'not sent'} ({sent.error or f'HTTP {sent.status}'}; {sent.attempts} attempt(s))"
