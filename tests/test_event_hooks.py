@@ -12,6 +12,7 @@ import pytest
 
 from ralph import event_hooks
 from tests.conftest import RALPH, load_payload, run_hook
+from tests.loop_support import pid_alive
 
 
 def write_config(repo: str, body: str) -> str:
@@ -30,19 +31,6 @@ def bash_payload(repo: str, command: str) -> dict:
 def last_log(repo: str) -> dict:
     with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
         return json.loads(f.readlines()[-1])
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still answers kill(0): ask /proc
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return True
 
 
 # ---------------------------------------------------------------- patterns

@@ -32,6 +32,7 @@ import time
 
 from ralph.lifecycle import template
 from ralph.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
+from ralph.lifecycle.webhook import strings_in
 
 PIPELINES_DIR = "pipelines"
 CHILDREN_DIR = "children"
@@ -85,16 +86,6 @@ def validate(table: dict, where: object) -> list[str]:
 
 def valid_name(name: str) -> bool:
     return bool(name) and name not in (".", "..") and all(c.isalnum() or c in "-_." for c in name)
-
-
-def strings_in(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in strings_in(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in strings_in(v)]
-    return []
 
 
 def substituted(value: object, values: dict[str, str], env: dict[str, str]) -> object:
@@ -277,6 +268,8 @@ def _child_finish(child: str) -> dict:
 def list_children(state_dir: str) -> list[dict]:
     """Every child of this project (for `ralph status`): what was spawned, and
     its state from its own run.json."""
+    from ralph.commands.status import pid_alive
+
     base = os.path.join(state_dir, CHILDREN_DIR)
     try:
         names = sorted(os.listdir(base))
@@ -303,23 +296,11 @@ def list_children(state_dir: str) -> list[dict]:
         if finish:
             record["state"] = f"finished {finish.get('type')}"
         elif isinstance(run, dict) and run.get("status") == "running":
-            record["state"] = "running" if _alive(run.get("pid")) else "stopped (no finish recorded)"
-        elif pid is not None and _alive(pid):
+            record["state"] = "running" if pid_alive(run.get("pid")) else "stopped (no finish recorded)"
+        elif pid is not None and pid_alive(pid):
             record["state"] = "starting"
         else:
             record["state"] = "never ran" if "exit_code" not in record else f"ended (exit {record.get('exit_code')})"
         record["output"] = os.path.exists(os.path.join(path, OUTPUT_FILE))
         children.append(record)
     return children
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
