@@ -19,7 +19,7 @@ ON_FAILURE = ("continue", "abort", "retry")
 
 # key -> (default, kind, minimum): the keys every action type shares
 COMMON_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "type": ("shell", "choice:" + "|".join(ACTIONS), None),
+    "type": ("shell", "str", None),  # one of ACTIONS: checked against the table at load time
     "name": (None, "str?", None),
     "description": (None, "str?", None),
     "enabled": (True, "bool", None),
