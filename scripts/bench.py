@@ -17,6 +17,9 @@ noise hits every case alike:
                 has no [[hooks.event]] (the feature must cost nothing) and one
                 with a single matching hook running `true`
   loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
+  lifecycle     `ralph-loop --dry-run` with lifecycle hooks at every point (it
+                validates them all), and `ralph pre-tool` in that project (the
+                hot path must not pay for them)
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
 way unless --check is given (then 1 when a target is missed).
@@ -213,6 +216,17 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         # (t(1 + N) - t(1)) / N removes start-up; exit 3 = max_iterations.
         for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
             cases.append(Case(f"ralph-loop {count} no-op iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", loop_project, env, expect_exit=3))
+        hooks_project = os.path.join(os.path.dirname(loop_project), "hooks-project")
+        if not os.path.exists(hooks_project):
+            make_project(hooks_project)
+        write_lifecycle_hooks(hooks_project)
+        cases.append(Case("ralph-loop --dry-run (hooks configured)", [ralph_loop, "--dry-run"], b"", hooks_project, env))
+        # the same call in a project whose ralph.toml has no hooks: the hot
+        # path parses ralph.toml either way, and must pay nothing for [hooks]
+        plain_loop = json.dumps(payload("PreToolUse_Bash", loop_project, command="npm test")).encode()
+        cases.append(Case("pre-tool Bash (ralph.toml, no hooks)", [ralph, "pre-tool"], plain_loop, loop_project, env))
+        plain_here = json.dumps(payload("PreToolUse_Bash", hooks_project, command="npm test")).encode()
+        cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [ralph, "pre-tool"], plain_here, hooks_project, env))
     return cases
 
 
@@ -220,6 +234,25 @@ ONE_EVENT_HOOK = """[[hooks.event]]
 match = "PreToolUse:Bash, PostToolUse:Read"
 command = "true"
 """
+def write_lifecycle_hooks(root: str) -> None:
+    """Two declarative hooks at every point (conditions, templates) and the
+    three hooks-directory executables."""
+    points = ("session_start", "pre_iteration", "post_iteration", "on_task_complete", "stage_complete", "on_error", "session_end")
+    config = NOOP_LOOP_CONFIG + "\n[hooks]\ndir_timeout = 10\n"
+    for point in points:
+        config += (f'\n[[hooks.{point}]]\nname = "{point}-check"\ncommand = "echo {{{{task_id}}}} {{{{iteration}}}} ${{STAGE}}"\n'
+                   'when = "${ITERATION} % 2 == 0 && ${STAGE} == \'build\'"\npipe_output = true\n'
+                   f'\n[[hooks.{point}]]\ncommand = ["true"]\non_failure = "retry"\nretries = 2\nretry_delay = 0\n')
+    with open(os.path.join(root, "ralph.toml"), "w") as f:
+        f.write(config)
+    for name in ("started", "next_iteration", "finished"):
+        path = os.path.join(root, ".ralph", "hooks", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(path, 0o755)
+
+
 LOOP_EXTRA_ITERATIONS = 10
 NOOP_LOOP_CONFIG = """[loop]
 agent_command = ["true"]
@@ -238,10 +271,13 @@ TARGETS = [
     ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
     ("post-tool Read +toml, 0 event hooks", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: no event hooks, no cost"),
+    ("pre-tool Bash (lifecycle hooks configured)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("pre-tool Bash (lifecycle hooks configured)", "pre-tool Bash (ralph.toml, no hooks)", 1.1, "p50 <= 1.1x the same call without hooks"),
 ]
 ABSOLUTE_TARGETS = [
     ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
+    ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),
     ("ralph-loop per-iteration overhead", 0.150, "p50 <= 150 ms"),
 ]
 

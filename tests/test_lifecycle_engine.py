@@ -387,3 +387,45 @@ def test_a_command_that_cannot_start_is_a_failure(tmp_path, monkeypatch) -> None
     p = HookProject(tmp_path, '[[hooks.post_iteration]]\ncommand = ["/nonexistent/hook"]\non_failure = "abort"\n')
     fired = fire(p.engine(monkeypatch), "post_iteration")
     assert fired.results[0][1].status == "failed" and "cannot run" in fired.abort
+
+
+@pytest.fixture
+def fake_action(monkeypatch):
+    from ralph.lifecycle import actions
+    from tests import fake_action as module
+
+    monkeypatch.setitem(actions.ACTIONS, "approval", "tests.fake_action")
+    module.CALLS.clear()
+    return module
+
+
+def test_a_new_action_type_plugs_into_the_table(tmp_path, monkeypatch, fake_action) -> None:
+    """The contract issue 10 builds on: a module in ACTIONS with KEYS,
+    validate, run and EXPORTS gets when/on_failure/retry, and its exports
+    reach later actions' env, templates and conditions."""
+    p = HookProject(tmp_path, '[[hooks.pre_iteration]]\ntype = "approval"\nanswer = "it\'s $(ok)"\n\n'
+                              '[[hooks.pre_iteration]]\ncommand = "printf \'%s|%s|%s\' {{hook_response}} \\"${HOOK_RESPONSE}\\" \\"$RALPH_HOOK_RESPONSE\\""\n\n'
+                              '[[hooks.pre_iteration]]\ncommand = "echo gated"\nwhen = "${HOOK_RESPONSE} == \'approved\'"\n\n'
+                              '[[hooks.pre_iteration]]\ntype = "approval"\nfail = true\non_failure = "retry"\nretries = 1\nretry_delay = 0\n')
+    fired = fire(p.engine(monkeypatch), "pre_iteration")
+    assert [r.status for _, r in fired.results] == ["success", "success", "failed"]  # `when` was false: not run
+    assert fired.results[1][1].output == "it's $(ok)|it's $(ok)|it's $(ok)"
+    assert len(fake_action.CALLS) == 3 and fired.results[2][1].attempts == 2
+
+
+def test_an_action_can_abort_the_loop(tmp_path, monkeypatch, fake_action) -> None:
+    p = HookProject(tmp_path, '[[hooks.stage_complete]]\ntype = "approval"\nverdict = "reject"\n\n[[hooks.stage_complete]]\ncommand = "@RECORD@"\n')
+    fired = fire(p.engine(monkeypatch), "stage_complete")
+    assert fired.abort == "rejected by a person: not yet" and fired.ran == 1 and p.records() == []
+
+
+def test_an_action_types_keys_are_validated_with_lines(tmp_path, monkeypatch, fake_action) -> None:
+    from ralph.config import ConfigError
+    from ralph.lifecycle.config import require_valid
+
+    p = HookProject(tmp_path, '[[hooks.stage_complete]]\ntype = "approval"\nverdict = "maybe"\ncommand = "x"\n')
+    with pytest.raises(ConfigError) as caught:
+        require_valid(p.hooks(monkeypatch))
+    text = str(caught.value)
+    assert f"{p.config_path}:3: [hooks.stage_complete] verdict must be one of 'approve', 'reject'" in text
+    assert f"{p.config_path}:4: [hooks.stage_complete] unknown key 'command' for a approval hook" in text

@@ -19,7 +19,7 @@ ON_FAILURE = ("continue", "abort", "retry")
 
 # key -> (default, kind, minimum): the keys every action type shares
 COMMON_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "type": ("shell", "choice:" + "|".join(ACTIONS), None),
+    "type": ("shell", "str", None),  # one of ACTIONS: checked against the table at load time
     "name": (None, "str?", None),
     "description": (None, "str?", None),
     "enabled": (True, "bool", None),
@@ -192,6 +192,14 @@ def check_keys(table: dict, keys: dict, where: Where, table_name: str) -> list[s
 
 
 def global_hooks_path(environ: dict | os._Environ = os.environ) -> str:
+    """platformdirs' user config dir + hooks.toml. On Linux computed the way
+    platformdirs does (XDG_CONFIG_HOME, else ~/.config) without importing it:
+    its import is a sixth of `ralph-loop --dry-run`'s budget."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        base = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
+        return os.path.join(base, "ralph-hooks", GLOBAL_FILE)
     import platformdirs
 
     return os.path.join(platformdirs.user_config_dir("ralph-hooks"), GLOBAL_FILE)

@@ -47,12 +47,15 @@ def validate(table: dict, where: object) -> list[str]:
 
 def prepare(action: object, ctx: RunContext) -> tuple[list[str], str, str, dict[str, str]]:
     """(argv, command for people, cwd, env) for one run."""
+    from ralph.lifecycle.config import exported_names
+
+    exports = exported_names()  # ${HOOK_RESPONSE}-style names set by earlier actions
     command = action["command"]  # type: ignore[index]
     if isinstance(command, str):
-        argv = ["/bin/sh", "-c", template.for_shell(command)]
-        shown = template.for_people(command, ctx.values)
+        argv = ["/bin/sh", "-c", template.for_shell(command, exports)]
+        shown = template.for_people(command, ctx.values, exports)
     else:  # a list runs without a shell: plain values are safe
-        argv = [template.json_value(part, ctx.values) for part in command]
+        argv = [template.json_value(part, ctx.values, exports) for part in command]
         import shlex
 
         shown = shlex.join(argv)
@@ -61,7 +64,7 @@ def prepare(action: object, ctx: RunContext) -> tuple[list[str], str, str, dict[
         cwd = os.path.join(ctx.root, cwd)
     env = dict(ctx.env)
     for key, value in (action.get("env") or {}).items():  # type: ignore[attr-defined]
-        env[key] = template.json_value(value, ctx.values)
+        env[key] = template.json_value(value, ctx.values, exports)
     env.update({k: v for k, v in ctx.env.items() if k.startswith("RALPH_")})  # the context wins
     return argv, shown, cwd, env
 
