@@ -270,7 +270,7 @@ GATE = """\
     callback = "${{CALLBACK_URL}}"
 
     [[hooks.stage_complete]]
-    command = 'printf "%s|%s|%s" "$RALPH_HOOK_ACTION" "$RALPH_HOOK_MESSAGE" "$RALPH_HOOK_RESPONSE" > {seen}'
+    command = 'printf "%s|%s|%s|%s" "$RALPH_HOOK_ACTION" "$RALPH_HOOK_MESSAGE" "$RALPH_HOOK_RESPONSE" ${{HOOK_RESPONSE}} > {seen}'
     """
 
 
@@ -280,9 +280,9 @@ def test_approval_lets_the_loop_go_on_and_later_actions_see_the_answer(tmp_path,
     engine = engine_for(tmp_path, GATE.format(url=server.url, timeout=120, extra="", seen=seen))
     fired = engine.fire("stage_complete", {"stage": "plan", "session": "run-1"})
     assert fired.abort is None and server.pressed == [200]
-    action, message, response = seen.read_text().split("|")
+    action, message, response, templated = seen.read_text().split("|")
     assert (action, message) == ("approve", "go ahead")
-    assert json.loads(response) == {"action": "approve", "message": "go ahead"}
+    assert json.loads(response) == json.loads(templated) == {"action": "approve", "message": "go ahead"}
     body = server.bodies()[0]
     assert body["text"] == "Plan ready for run-1" and body["callback"].startswith("http://127.0.0.1:")
     token = body["callback"].rsplit("/", 1)[1]
@@ -312,7 +312,7 @@ def test_timeout_with_on_timeout_continue_goes_on(tmp_path, endpoint) -> None:
     engine = engine_for(tmp_path, GATE.format(url=server.url, timeout=0.3, extra='on_timeout = "continue"', seen=seen))
     fired = engine.fire("stage_complete", {})
     assert fired.abort is None and fired.results[0][1].status == "timeout"
-    assert seen.read_text().startswith("timeout||")
+    assert seen.read_text().startswith("timeout||")  # RALPH_HOOK_ACTION, then an empty message
 
 
 def test_an_undeliverable_message_still_waits_for_an_answer(tmp_path) -> None:
