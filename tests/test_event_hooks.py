@@ -491,3 +491,25 @@ def test_run_command_feeds_stdin_to_a_hook_that_reads_it_all(tmp_path) -> None:
 def test_run_command_survives_a_hook_that_ignores_its_stdin(tmp_path) -> None:
     result = event_hooks.run_command("exec 0<&-; echo ok", str(tmp_path), dict(os.environ), b"x" * 5_000_000, 30)
     assert result.ok and result.stdout == b"ok\n"
+
+
+def test_ralph_loop_dry_run_reports_event_hook_errors_with_the_others(repo: str) -> None:
+    from tests.loop_support import RALPH_LOOP
+
+    os.makedirs(os.path.join(repo, ".ralph"), exist_ok=True)
+    with open(os.path.join(repo, ".ralph", "plan.md"), "w") as f:
+        f.write("- [ ] US-001: x\n")
+    write_config(repo, """\
+        [[hooks.post_iteration]]
+        command = "true"
+        timeout = "long"
+
+        [[hooks.event]]
+        match = "tool:pre_exec"
+        command = "true"
+        """)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    proc = subprocess.run([RALPH_LOOP, "--dry-run"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "ralph.toml:3: [hooks.post_iteration] timeout" in proc.stderr
+    assert "ralph.toml:6: [[hooks.event]] #1 match: pattern 'tool:pre_exec' matches no Claude Code event" in proc.stderr

@@ -256,6 +256,10 @@ def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: st
                 hooks.settings[name] = value
             continue
         if name in OTHER_TABLES:
+            if name == "event":  # users' hooks on Claude Code events: checked here too, run by the dispatcher
+                from ralph.event_hooks import validate as validate_event_hooks
+
+                hooks.errors += validate_event_hooks(data, path, text)
             continue
         point = canonical(name)
         if point is None:
