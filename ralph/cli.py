@@ -18,6 +18,8 @@ COMMANDS = {
     "uninstall": "ralph.commands.uninstall",
     "doctor": "ralph.commands.doctor",
     "sandbox": "ralph.commands.sandbox",
+    "init": "ralph.commands.init",
+    "hooks": "ralph.commands.hooks",
 }
 
 USAGE = """\
@@ -43,6 +45,9 @@ other commands:
   doctor              check the whole setup: settings files, hooks, round trips, ralph.toml, state dir
   sandbox print|explain|check
                       Claude Code's Bash sandbox settings ralph wants, why, and a probe
+  init                scaffold .ralph/ (plan, prompt, hooks) and a commented ralph.toml
+  hooks list          ralph-loop's lifecycle hooks per point, with source and state
+  hooks test POINT    fire one hook point with sample context and show what ran
   version             print the version
 """
 

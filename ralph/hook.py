@@ -132,12 +132,17 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
             notes.append("payload has no hook_event_name; using the subcommand's event")
         module_name = HANDLERS.get(event)
         if module_name is None:
-            return Outcome({}, "ignored", f"no handler for {event}"), None, event, notes
-        if event == "PreToolUse":
-            arm_deadline(DEADLINE_SECONDS)
-        call = HookCall(event, payload, environ)
-        handler = __import__(module_name, fromlist=["handle"])
-        outcome = handler.handle(call)
+            outcome = Outcome({}, "ignored", f"no handler for {event}")
+            if event_hooks_source(project_root_of(payload, environ), environ) is None:
+                return outcome, None, event, notes
+            call = HookCall(event, payload, environ)
+        else:
+            if event == "PreToolUse":
+                arm_deadline(DEADLINE_SECONDS)
+            call = HookCall(event, payload, environ)
+            handler = __import__(module_name, fromlist=["handle"])
+            outcome = handler.handle(call)
+        outcome = run_event_hooks(call, outcome, raw)
         notes.extend(call.problems)
         return outcome, call, event, notes
     except HookError as e:
@@ -148,6 +153,43 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
         if call is not None:
             notes.extend(call.problems)
         return fail_safe(event, f"internal error {name}"), call, event, notes
+
+
+def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, bytes] | None:
+    """(path, bytes) of the ralph.toml that may declare `[[hooks.event]]`, else
+    None: one stat without a config, one read with one that never says
+    `event`, and no import or TOML parsing either way."""
+    from ralph.project import config_path
+
+    path = config_path(root, environ)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b"event"  # let ralph.event_hooks report the unreadable file
+    # a key spelled with escapes ("\u0065vent") says `event` too
+    if b"event" in data or b"\\u" in data or b"\\U" in data:
+        return path, data
+    return None
+
+
+def project_root_of(payload: dict, environ: dict[str, str] | os._Environ[str]) -> str:
+    from ralph.project import project_root
+
+    cwd = payload.get("cwd")
+    return project_root(cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd(), environ)
+
+
+def run_event_hooks(call: HookCall, outcome: Outcome, raw: bytes) -> Outcome:
+    """The user's own `[[hooks.event]]` commands, after ralph's rule (ralph/event_hooks.py)."""
+    source = event_hooks_source(call.root, call.environ)
+    if source is None:
+        return outcome
+    from ralph import event_hooks
+
+    return event_hooks.run(call, outcome, raw, *source)
 
 
 class _Deadline(BaseException):

@@ -59,6 +59,10 @@ STATE_GITIGNORE = """\
 !*.md
 !prd.json
 !PRD-*/
+!hooks/
+!hooks/**
+!pipelines/
+!pipelines/**
 """
 
 
@@ -88,7 +92,14 @@ def ensure_state_gitignore(directory: str) -> None:
 
 def state_dir(root: str) -> str:
     """`<root>/.ralph`, created on demand (with its .gitignore); a per-user
-    fallback when it cannot be."""
+    fallback when it cannot be. $RALPH_STATE_DIR overrides it: a spawned child
+    loop (ralph.lifecycle.spawn) keeps its run state, and its agent's hooks
+    theirs, in its own directory."""
+    override = os.environ.get("RALPH_STATE_DIR")
+    if override:
+        override = override if os.path.isabs(override) else os.path.join(root, override)
+        os.makedirs(override, exist_ok=True)
+        return override
     primary = os.path.join(root, STATE_DIR_NAME)
     try:
         os.makedirs(primary, exist_ok=True)

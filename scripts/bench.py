@@ -13,7 +13,13 @@ noise hits every case alike:
   guard         `ralph pre-tool` on a plain command and a 100-segment compound
   post-tool     `ralph post-tool` with 1 MB and 10 MB of test output, and a
                 10 MB single line (adversarial)
+  event hooks   `ralph pre-tool` / `ralph post-tool` in a project whose ralph.toml
+                has no [[hooks.event]] (the feature must cost nothing) and one
+                with a single matching hook running `true`
   loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
+  lifecycle     `ralph-loop --dry-run` with lifecycle hooks at every point (it
+                validates them all), and `ralph pre-tool` in that project (the
+                hot path must not pay for them)
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
 way unless --check is given (then 1 when a target is missed).
@@ -186,6 +192,19 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("post-tool 10 MB output", [ralph, "post-tool"], post(10 << 20), project, env),
         Case("post-tool 10 MB single line", [ralph, "post-tool"], post(10 << 20, True), project, env),
     ]
+    # User event hooks ([[hooks.event]], ralph/event_hooks.py): a ralph.toml
+    # without any (the dispatcher must not pay for the feature), and one
+    # matching hook that does nothing (the price of running one).
+    for name, config in (("0 event hooks", "[guard]\n"), ("1 event hook", ONE_EVENT_HOOK)):
+        event_project = os.path.join(project, "..", f"events-{name.replace(' ', '-')}")
+        if not os.path.exists(event_project):
+            make_project(event_project)
+            with open(os.path.join(event_project, "ralph.toml"), "w") as f:
+                f.write(config)
+        plain = json.dumps(payload("PreToolUse_Bash", event_project, command="npm test")).encode()
+        read_payload = json.dumps(payload("PostToolUse_Read", event_project)).encode()
+        cases.append(Case(f"pre-tool Bash +toml, {name}", [ralph, "pre-tool"], plain, event_project, env))
+        cases.append(Case(f"post-tool Read +toml, {name}", [ralph, "post-tool"], read_payload, event_project, env))
     import importlib.util
 
     if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
@@ -197,7 +216,41 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         # (t(1 + N) - t(1)) / N removes start-up; exit 3 = max_iterations.
         for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
             cases.append(Case(f"ralph-loop {count} no-op iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", loop_project, env, expect_exit=3))
+        hooks_project = os.path.join(os.path.dirname(loop_project), "hooks-project")
+        if not os.path.exists(hooks_project):
+            make_project(hooks_project)
+        write_lifecycle_hooks(hooks_project)
+        cases.append(Case("ralph-loop --dry-run (hooks configured)", [ralph_loop, "--dry-run"], b"", hooks_project, env))
+        # the same call in a project whose ralph.toml has no hooks: the hot
+        # path parses ralph.toml either way, and must pay nothing for [hooks]
+        plain_loop = json.dumps(payload("PreToolUse_Bash", loop_project, command="npm test")).encode()
+        cases.append(Case("pre-tool Bash (ralph.toml, no hooks)", [ralph, "pre-tool"], plain_loop, loop_project, env))
+        plain_here = json.dumps(payload("PreToolUse_Bash", hooks_project, command="npm test")).encode()
+        cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [ralph, "pre-tool"], plain_here, hooks_project, env))
     return cases
+
+
+ONE_EVENT_HOOK = """[[hooks.event]]
+match = "PreToolUse:Bash, PostToolUse:Read"
+command = "true"
+"""
+def write_lifecycle_hooks(root: str) -> None:
+    """Two declarative hooks at every point (conditions, templates) and the
+    three hooks-directory executables."""
+    points = ("session_start", "pre_iteration", "post_iteration", "on_task_complete", "stage_complete", "on_error", "session_end")
+    config = NOOP_LOOP_CONFIG + "\n[hooks]\ndir_timeout = 10\n"
+    for point in points:
+        config += (f'\n[[hooks.{point}]]\nname = "{point}-check"\ncommand = "echo {{{{task_id}}}} {{{{iteration}}}} ${{STAGE}}"\n'
+                   'when = "${ITERATION} % 2 == 0 && ${STAGE} == \'build\'"\npipe_output = true\n'
+                   f'\n[[hooks.{point}]]\ncommand = ["true"]\non_failure = "retry"\nretries = 2\nretry_delay = 0\n')
+    with open(os.path.join(root, "ralph.toml"), "w") as f:
+        f.write(config)
+    for name in ("started", "next_iteration", "finished"):
+        path = os.path.join(root, ".ralph", "hooks", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(path, 0o755)
 
 
 LOOP_EXTRA_ITERATIONS = 10
@@ -217,10 +270,14 @@ TARGETS = [
     ("pre-tool Bash (plain: fast path)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
+    ("post-tool Read +toml, 0 event hooks", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: no event hooks, no cost"),
+    ("pre-tool Bash (lifecycle hooks configured)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
+    ("pre-tool Bash (lifecycle hooks configured)", "pre-tool Bash (ralph.toml, no hooks)", 1.1, "p50 <= 1.1x the same call without hooks"),
 ]
 ABSOLUTE_TARGETS = [
     ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
+    ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),
     ("ralph-loop per-iteration overhead", 0.150, "p50 <= 150 ms"),
 ]
 

@@ -173,7 +173,8 @@ class Agent:
 
 def mark_story(root: str, state: str) -> None:
     """Edit the current story's state as an agent would: a text edit of its line."""
-    with open(os.path.join(root, ".ralph", "run.json"), encoding="utf-8") as f:
+    state_dir = os.environ.get("RALPH_STATE_DIR") or os.path.join(root, ".ralph")  # a spawned child's own
+    with open(os.path.join(state_dir, "run.json"), encoding="utf-8") as f:
         run = json.load(f)
     story = run["story"]
     path = os.path.join(root, story["source"])

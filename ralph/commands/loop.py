@@ -115,7 +115,8 @@ def dry_run(settings: object, plan_path: str) -> int:
     if stage.mode == "plan":
         text = prompt.plan_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
                                   template_path=template, verify_command=settings["verify_command"],  # type: ignore[index]
-                                  iteration=1, run_id="(dry-run)", stage=stage.name)
+                                  iteration=1, run_id="(dry-run)", stage=stage.name,
+                                  hook_output=prompt.pending_hook_output(state_dir))
         out.write(f"stage: {stage.name} (plan mode) -> {paths.relative(root, plan_path)}\n")
         out.write(f"agent: {prompt.format_command(stage.agent_command)}\n\n--- prompt ---\n{text}")
         return 0
@@ -131,13 +132,22 @@ def dry_run(settings: object, plan_path: str) -> int:
     story = todo[0]
     text = prompt.story_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
                                template_path=template, verify_command=stage.verify_command, story=story,
-                               iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name)
+                               iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name,
+                               hook_output=prompt.pending_hook_output(state_dir))
     out.write(f"next story: {story.id}: {story.title}\n")
     out.write(f"stage: {stage.name} · agent: {prompt.format_command(stage.agent_command)} · verify: {prompt.format_command(stage.verify_command)}\n")
     out.write(f"\n--- prompt ---\n{text}")
     if not text.endswith("\n"):
         out.write("\n")
     return 0
+
+
+def check_hooks(settings: object) -> list[str]:
+    """Every lifecycle hook error at once (ConfigError), before anything runs;
+    returns the warnings."""
+    from ralph.lifecycle.config import load_hooks, require_valid
+
+    return require_valid(load_hooks(settings.root, None, settings.config_path)).warnings  # type: ignore[attr-defined]
 
 
 def main(argv: list[str]) -> int:
@@ -157,7 +167,10 @@ def main(argv: list[str]) -> int:
                 "pass --plan PATH, set plan in [loop] of ralph.toml, or run `ralph-loop --mode plan` to have the agent write it\n"
             )
             return EXIT_USAGE
+        hook_warnings = check_hooks(settings)
         if args.dry_run:  # type: ignore[attr-defined]
+            for warning in hook_warnings:
+                sys.stdout.write(f"hooks: warning: {warning}\n")
             return dry_run(settings, plan_path)
         from ralph.loop.prompt import check_template
         from ralph.loop.settings import resolve

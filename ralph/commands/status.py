@@ -74,6 +74,8 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     report["iterations"] = [e for e in events if e.get("event") == "iteration"][-recent:] if recent > 0 else []
     report["rollbacks"] = rollbacks(root, report["problems"])
     report["denials"] = denials(state_dir, (run or {}).get("run_id"))
+    report["waiting"] = waiting_gate(state_dir)
+    report["children"] = children(state_dir)
     return report
 
 
@@ -91,6 +93,24 @@ def denials(state_dir: str, run_id: object) -> dict:
         iterations[key] = iterations.get(key, 0) + 1
     recent = [{k: e.get(k) for k in ("iteration", "story", "command", "reason")} for e in entries[-3:]]
     return {"run_id": run_id, "total": len(entries), "by_story": by_story, "recent": recent}
+
+
+def waiting_gate(state_dir: str) -> dict | None:
+    """An approval gate the loop is waiting at (ralph.lifecycle.webhook), if any."""
+    try:
+        with open(os.path.join(state_dir, "waiting.json"), encoding="utf-8") as f:
+            gate = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return gate if isinstance(gate, dict) and pid_alive(gate.get("pid")) else None
+
+
+def children(state_dir: str) -> list[dict]:
+    try:
+        from ralph.lifecycle.spawn import list_children
+    except ImportError:
+        return []
+    return list_children(state_dir)
 
 
 def rollbacks(root: str, problems: list[str]) -> list[dict]:
@@ -131,6 +151,16 @@ def render(report: dict) -> str:
                          f"{finish.get('message', '')} (exit {finish.get('exit_code', '?')})")
     else:
         lines.append("run: none yet")
+    gate = report.get("waiting")
+    if gate:
+        lines.append(f"waiting for approval at {gate.get('point')} ({gate.get('hook')}) since {gate.get('since')}, until {gate.get('until')}:")
+        lines.append(f"  approve: curl '{gate.get('url')}?action=approve'   reject: curl '{gate.get('url')}?action=reject&message=why'")
+    if report.get("children"):
+        lines.append("child loops (.ralph/children/):")
+        for child in report["children"]:
+            mode = "awaited" if child.get("await") else f"detached, pid {child.get('pid')}"
+            output = ", output.json written" if child.get("output") else ""
+            lines.append(f"  {child['dir']}: {child.get('pipeline')} ({mode}), started {child.get('started')}: {child.get('state')}{output}")
     if report["iterations"]:
         lines.append("last iterations:")
         for event in report["iterations"]:

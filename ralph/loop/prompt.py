@@ -11,6 +11,7 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 PLACEHOLDERS = (
     "story_id", "story_title", "criteria", "plan_path", "progress_path", "progress",
     "failures", "verify_command", "iteration", "story_iteration", "run_id", "plan", "stage",
+    "hook_output",
 )
 DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
 MAX_PROGRESS_CHARS = 4000
@@ -33,7 +34,8 @@ def template_text(mode: str, path: str | None) -> tuple[str, str]:
 
 
 def render(template: str, where: str, values: dict[str, str]) -> str:
-    """Fill {{name}} placeholders; an unknown one is an error naming its line."""
+    """Fill {{name}} placeholders; an unknown one is an error naming its line.
+    Hook output for a template without {{hook_output}} is appended, never lost."""
     def substitute(match: re.Match) -> str:
         name = match.group(1)
         if name not in values:
@@ -41,7 +43,30 @@ def render(template: str, where: str, values: dict[str, str]) -> str:
             raise ConfigError(f"{where}:{line}: unknown placeholder {{{{{name}}}}}; known: {', '.join(PLACEHOLDERS)}")
         return values[name]
 
-    return PLACEHOLDER.sub(substitute, template)
+    text = PLACEHOLDER.sub(substitute, template)
+    hook_output = values.get("hook_output", "")
+    if hook_output and not any(m.group(1) == "hook_output" for m in PLACEHOLDER.finditer(template)):
+        text = text.rstrip("\n") + "\n\n" + hook_output
+    return re.sub(r"\n{3,}\Z", "\n", text)  # an empty block at the end leaves no blank tail
+
+
+def pending_hook_output(state_dir: str) -> str:
+    """The pipe_output block waiting for the next prompt ("" when none)."""
+    from ralph.lifecycle.pending import PENDING_FILE
+
+    if not os.path.exists(os.path.join(state_dir, PENDING_FILE)):
+        return ""
+    from ralph.lifecycle import pending
+
+    return pending.render(pending.read(state_dir))
+
+
+def clear_hook_output(state_dir: str) -> None:
+    """The pending hook output reached a prompt: drop it."""
+    from ralph.lifecycle.pending import PENDING_FILE, write
+
+    if os.path.exists(os.path.join(state_dir, PENDING_FILE)):
+        write(state_dir, [])
 
 
 def tail_text(path: str, limit: int) -> str:
@@ -92,7 +117,7 @@ def format_command(command: list[str] | str | None) -> str:
 
 def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,
                  verify_command: list[str] | str | None, story: object, iteration: int, story_iteration: int,
-                 run_id: str, stage: str) -> str:
+                 run_id: str, stage: str, hook_output: str = "") -> str:
     """The full prompt for one build iteration on `story`."""
     from ralph.loop.paths import relative
 
@@ -112,11 +137,13 @@ def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: st
         "run_id": run_id,
         "plan": tail_text(plan_path, MAX_PLAN_CHARS) or "(no plan yet)",
         "stage": stage,
+        "hook_output": hook_output,
     })
 
 
 def plan_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,
-                verify_command: list[str] | str | None, iteration: int, run_id: str, stage: str) -> str:
+                verify_command: list[str] | str | None, iteration: int, run_id: str, stage: str,
+                hook_output: str = "") -> str:
     """The full prompt for one planning iteration."""
     from ralph.loop.paths import relative
 
@@ -131,6 +158,7 @@ def plan_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str
         "iteration": str(iteration), "run_id": run_id,
         "plan": tail_text(plan_path, MAX_PLAN_CHARS) or "(no plan yet: write it)",
         "stage": stage,
+        "hook_output": hook_output,
     })
 
 

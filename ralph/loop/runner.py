@@ -34,6 +34,8 @@ FINISH_EXIT = {
     "hook_abort": 6,
 }
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+# iteration results that fire the on_error hook point
+ERROR_RESULTS = ("agent_not_started", "agent_failed", "timeout", "verify_failed", "commit_failed", "plan_invalid", "no_plan")
 STAGE_DONE = "stage_done"
 
 
@@ -103,6 +105,9 @@ class Runner(LoopGuard):
         self.last_result = ""
         self.done_this_run: list[str] = []
         self.log_dir = os.path.join(self.state_dir, paths.LOGS_DIR, self.run_id)
+        self.hooks = None  # ralph.lifecycle.engine.Engine, loaded by run() when hooks are configured
+        self.last_event: dict = {}
+        self.last_error = ""
 
     # ---- small helpers ----
 
@@ -116,6 +121,7 @@ class Runner(LoopGuard):
 
     def fail(self, story: str | None, kind: str, summary: str, excerpt: str = "", **extra: object) -> None:
         record = {"run_id": self.run_id, "iteration": self.iteration, "story": story, "kind": kind, "summary": summary}
+        self.last_error = summary
         if excerpt:
             record["excerpt"] = excerpt
         record.update(extra)
@@ -176,6 +182,43 @@ class Runner(LoopGuard):
         cap = self.settings.max_total_iterations
         return stage_iterations >= self.stage.max_iterations or (cap is not None and self.iteration >= cap)
 
+    # ---- lifecycle hooks (ralph.lifecycle) ----
+
+    def load_hooks(self) -> None:
+        """The hook engine, kept only when some hook is configured; ConfigError lists every hook error."""
+        from ralph.lifecycle.engine import load_engine
+
+        engine = load_engine(self.root, self.settings.config_path, state_dir=self.state_dir, run_id=self.run_id,
+                             log_dir=self.log_dir, display=self.display, stopping=lambda: self.interrupts.stopping)
+        if engine.hooks.all() or engine.hooks.warnings:
+            self.hooks = engine
+
+    def fire_hooks(self, point: str, **extra: object) -> object:
+        """Fire one hook point with the loop's context; a hook abort ends the run."""
+        if self.hooks is None or not self.hooks.has(point) or (self.interrupts.stopping and point != "session_end"):
+            return None
+        from ralph.lifecycle.context import loop_context
+
+        extra = {k: (v() if callable(v) else v) for k, v in extra.items()}
+        fired = self.hooks.fire(point, loop_context(self, **extra))
+        if fired.abort and point != "session_end":
+            raise Finish("hook_abort", f"aborted by a hook: {fired.abort}")
+        return fired
+
+    def changed_files(self, checkpoint: str) -> list[str]:
+        code, out = git(self.root, "diff", "--name-only", checkpoint)
+        return out.splitlines() if code == 0 else []
+
+    def after_iteration_hooks(self, result: str, event: dict, story: Story | None = None) -> None:
+        if result == "skipped_by_hook":  # no agent ran: nothing to report
+            return
+        changed = lambda: self.changed_files(event["checkpoint"])  # noqa: E731 - computed only when a hook runs
+        if result == "done":
+            self.fire_hooks("on_task_complete", story=story, changed_files=changed)
+        elif result in ERROR_RESULTS or event.get("agent_timed_out"):
+            self.fire_hooks("on_error", story=story, changed_files=changed, error=event.get("error") or self.last_error or result)
+        self.fire_hooks("post_iteration", story=story, changed_files=changed)
+
     # ---- the run ----
 
     def run(self) -> int:
@@ -185,10 +228,13 @@ class Runner(LoopGuard):
                 head_sha(self.root)
                 self.ensure_gitignore()
                 self.prepare_sandbox()
+                self.load_hooks()
                 records.append_event(self.state_dir, {
                     "event": "run_start", "run_id": self.run_id, "at": self.started_at, "plan": self.plan_rel,
                     "stages": [s.name for s in self.settings.stages],
                 })
+                self.stage_index = self.resume_stage_index()  # session_start sees the stage the run starts in
+                self.fire_hooks("session_start")
                 for index in range(self.resume_stage_index(), len(self.settings.stages)):
                     self.stage_index = index
                     self.stage = self.settings.stages[index]
@@ -201,6 +247,7 @@ class Runner(LoopGuard):
                         "event": "stage_complete", "run_id": self.run_id, "stage": self.stage.name,
                         "mode": self.stage.mode, "at": records.utc_now(), "iterations": self.iteration,
                     })
+                    self.fire_hooks("stage_complete")
                     if self.settings.once:
                         break
                 raise self.final_finish()
@@ -252,10 +299,27 @@ class Runner(LoopGuard):
             })
         except OSError as e:
             self.display.message(f"could not record the finish in {self.state_dir}: {e}")
+        self.finish_hooks(finish, elapsed)
         self.display.message(
             f"finished: {finish.type} — {finish.message} ({self.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
         )
         return code
+
+    def finish_hooks(self, finish: Finish, elapsed: float) -> None:
+        """session_end always runs (its failures change nothing); then the
+        fire-and-forget hooks are stopped and leftover hook output is shown."""
+        if self.hooks is None:
+            return
+        try:
+            self.fire_hooks("session_end", finish_type=finish.type, finish_message=finish.message,
+                            total_iterations=self.iteration, total_commits=len(self.done_this_run), duration=round(elapsed, 3))
+        except Exception as e:  # noqa: BLE001 - the run is over; report, never crash the finish
+            self.display.message(f"hooks: session_end failed: {e}")
+        finally:
+            self.hooks.close()
+        left = prompts.pending_hook_output(self.state_dir)
+        if left:
+            self.display.message(f"hook output not yet seen by the agent (kept in {paths.relative(self.root, self.state_dir)}/hook_output.json for the next run's first prompt):\n{left.rstrip()}")
 
     def ensure_gitignore(self) -> None:
         """Keep run state out of `git add -A`; plans and progress stay committed."""
@@ -330,6 +394,7 @@ class Runner(LoopGuard):
             template_path=resolve(self.root, stage.prompt) if stage.prompt else None,
             verify_command=stage.verify_command, story=story, iteration=self.iteration,
             story_iteration=story_iteration, run_id=self.run_id, stage=stage.name,
+            hook_output=prompts.pending_hook_output(self.state_dir),
         )
 
     def build_iteration(self, story: Story) -> None:
@@ -349,16 +414,21 @@ class Runner(LoopGuard):
             "log": paths.relative(self.root, log_path),
         }
         try:
-            prompt_text = self.build_prompt(stage, story, budget.iterations)
-            self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
-            self.status_line(story.id)
-            log.write(f"=== ralph-loop {self.run_id} iteration {self.iteration} {story.id} {started_at}\n".encode())
-            self.start_guard()
-            agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
-                                  timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
-                                  interrupts=self.interrupts, env=self.agent_env())
-            event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
-            result, committed = self.judge_iteration(story, stage, checkpoint, agent, log, event)
+            pre = self.fire_hooks("pre_iteration", story=story)
+            if pre is not None and pre.skip:  # .ralph/hooks/next_iteration exited 1
+                result, committed = "skipped_by_hook", False
+            else:
+                prompt_text = self.build_prompt(stage, story, budget.iterations)
+                prompts.clear_hook_output(self.state_dir)  # delivered: it is in this prompt
+                self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
+                self.status_line(story.id)
+                log.write(f"=== ralph-loop {self.run_id} iteration {self.iteration} {story.id} {started_at}\n".encode())
+                self.start_guard()
+                agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
+                                      timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
+                                      interrupts=self.interrupts, env=self.agent_env())
+                event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
+                result, committed = self.judge_iteration(story, stage, checkpoint, agent, log, event)
         finally:
             log.close()
             budget.seconds += time.monotonic() - t0
@@ -368,6 +438,8 @@ class Runner(LoopGuard):
         records.append_event(self.state_dir, event)
         self.last_result = result
         self.after_guard_stop(story, result)
+        self.last_event = event
+        self.after_iteration_hooks(result, event, story)
         progressed = committed or state_after != story.state
         self.no_progress = 0 if progressed else self.no_progress + 1
         self.display.message(f"iteration {self.iteration}: {story.id}: {result}" + (f" ({event['commit'][:12]})" if committed else ""))
@@ -543,12 +615,19 @@ class Runner(LoopGuard):
                        "mode": "plan", "story": None, "started": started_at, "checkpoint": checkpoint,
                        "log": paths.relative(self.root, log_path)}
         try:
+            pre = self.fire_hooks("pre_iteration")
+            if pre is not None and pre.skip:  # .ralph/hooks/next_iteration exited 1
+                event.update(result="skipped_by_hook", ended=records.utc_now(), duration_s=round(time.monotonic() - t0, 3))
+                records.append_event(self.state_dir, event)
+                self.last_result, self.last_event = "skipped_by_hook", event
+                return False
             text = prompts.plan_prompt(
                 root=self.root, state_dir=self.state_dir, plan_path=self.plan_path, progress_path=self.progress_path,
                 template_path=resolve(self.root, stage.prompt) if stage.prompt else None,
                 verify_command=self.settings["verify_command"], iteration=self.iteration, run_id=self.run_id,
-                stage=stage.name,
+                stage=stage.name, hook_output=prompts.pending_hook_output(self.state_dir),
             )
+            prompts.clear_hook_output(self.state_dir)  # delivered: it is in this prompt
             self.display.message(f"iteration {self.iteration}: planning ({stage.name}) -> {self.plan_rel}")
             self.status_line("planning")
             agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=text.encode("utf-8"),
@@ -586,6 +665,8 @@ class Runner(LoopGuard):
         event.update(result=result, ended=records.utc_now(), duration_s=round(time.monotonic() - t0, 3))
         records.append_event(self.state_dir, event)
         self.last_result = result
+        self.last_event = event
+        self.after_iteration_hooks(result, event)
         self.display.message(f"iteration {self.iteration}: {result}")
         if agent.interrupted:
             self.check_stop_requests()

@@ -1,0 +1,161 @@
+"""The context every hook gets: environment variables (RALPH_*), the same
+values as one JSON object on stdin, and the names templates and `when`
+conditions may use. One table, so the three never disagree."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+# context key -> (environment variable, what it is). The key is also the
+# template name: {{iteration}} and ${ITERATION} both read RALPH_ITERATION.
+VARIABLES: dict[str, tuple[str, str]] = {
+    "hook_point": ("RALPH_HOOK_POINT", "the point being fired (session_start, ...)"),
+    "session": ("RALPH_SESSION", "the run id"),
+    "stage": ("RALPH_STAGE", "the current stage's name"),
+    "next_stage": ("RALPH_NEXT_STAGE", "the next stage's name (empty after the last one)"),
+    "mode": ("RALPH_MODE", "build or plan"),
+    "iteration": ("RALPH_ITERATION", "iteration number across the run (0 before the first)"),
+    "max_iterations": ("RALPH_MAX_ITERATIONS", "the iteration limit of the stage (or of the run with --max-iterations)"),
+    "project_dir": ("RALPH_PROJECT_DIR", "absolute project root"),
+    "log_dir": ("RALPH_LOG_DIR", "this run's log directory"),
+    "plan_file": ("RALPH_PLAN_FILE", "absolute path of the plan"),
+    "progress_file": ("RALPH_PROGRESS_FILE", "absolute path of progress.md"),
+    "started_at": ("RALPH_STARTED_AT", "when the run started (UTC, ISO 8601)"),
+    "story_id": ("RALPH_STORY_ID", "the current story's id"),
+    "story_title": ("RALPH_STORY_TITLE", "the current story's title"),
+    "last_exit_code": ("RALPH_LAST_EXIT_CODE", "the agent's exit code in the last iteration"),
+    "last_duration": ("RALPH_LAST_DURATION", "seconds the last iteration took"),
+    "last_result": ("RALPH_LAST_RESULT", "the last iteration's result (done, verify_failed, ...)"),
+    "commits_made": ("RALPH_COMMITS_MADE", "stories committed so far in this run"),
+    "changed_files": ("RALPH_CHANGED_FILES", "files changed by the last iteration, one per line"),
+    "error": ("RALPH_ERROR", "on_error: what went wrong"),
+    "finish_type": ("RALPH_FINISH_TYPE", "session_end: complete, error, max_iterations, blocked, no_changes, hook_abort, manual"),
+    "finish_message": ("RALPH_FINISH_MESSAGE", "session_end: the finish message"),
+    "total_iterations": ("RALPH_TOTAL_ITERATIONS", "session_end: iterations run"),
+    "total_commits": ("RALPH_TOTAL_COMMITS", "session_end: stories committed"),
+    "duration": ("RALPH_DURATION", "session_end: seconds the run took"),
+    "last_hook_status": ("RALPH_LAST_HOOK_STATUS", "success or failed: the previous action of this point"),
+    "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
+}
+
+# other systems' template names -> context key
+TEMPLATE_ALIASES: dict[str, str] = {
+    "task_id": "story_id",
+    "task_content": "story_title",
+    "task": "story_id",
+    "run_id": "session",
+}
+
+# context keys that are numbers in the stdin JSON
+NUMERIC = ("iteration", "max_iterations", "last_exit_code", "last_duration", "commits_made",
+           "total_iterations", "total_commits", "duration")
+
+
+def key_for(name: str, extra: dict[str, str] | None = None) -> str | None:
+    """The context key a template/condition name means: `iteration`,
+    `ITERATION`, `RALPH_ITERATION` and `task_id`-style aliases; None if unknown.
+    `extra` maps names exported by actions (HOOK_RESPONSE) to themselves."""
+    lowered = name.lower()
+    if lowered.startswith("ralph_"):
+        lowered = lowered[len("ralph_"):]
+    if lowered in VARIABLES:
+        return lowered
+    if lowered in TEMPLATE_ALIASES:
+        return TEMPLATE_ALIASES[lowered]
+    if extra and lowered in extra:
+        return lowered
+    return None
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".")
+    if isinstance(value, (list, tuple)):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def complete(point: str, context: dict) -> dict:
+    """The context with every key present (empty when unknown), point and time set."""
+    full = {key: "" for key in VARIABLES}
+    full.update({k: v for k, v in context.items() if v is not None})
+    full["hook_point"] = point
+    full["timestamp"] = utc_now()
+    return full
+
+
+def environment(context: dict) -> dict[str, str]:
+    """RALPH_* variables for the context (only the table's keys, plus exports
+    already named RALPH_* by their action)."""
+    env = {}
+    for key, value in context.items():
+        spec = VARIABLES.get(key)
+        if spec is not None:
+            env[spec[0]] = text(value)
+        elif key.upper().startswith("RALPH_"):
+            env[key.upper()] = text(value)
+    return env
+
+
+def stdin_json(context: dict) -> bytes:
+    body = {}
+    for key, value in context.items():
+        if key in NUMERIC and value != "":
+            body[key] = value
+        elif isinstance(value, (list, tuple)):
+            body[key] = list(value)
+        else:
+            body[key] = text(value)
+    return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+
+
+def values(context: dict) -> dict[str, str]:
+    """Context key -> text, for templates and conditions."""
+    return {key: text(value) for key, value in context.items()}
+
+
+def loop_context(runner: object, **extra: object) -> dict:
+    """The context of a running ralph-loop (ralph.loop.runner.Runner), plus
+    point-specific values. Read here, so the runner's call lines stay one line."""
+    r = runner
+    stages = r.settings.stages  # type: ignore[attr-defined]
+    index = r.stage_index  # type: ignore[attr-defined]
+    stage = r.stage or (stages[index] if index < len(stages) else None)  # type: ignore[attr-defined]
+    next_stage = stages[index + 1].name if stage is not None and index + 1 < len(stages) else ""
+    limit = r.settings.max_total_iterations or (stage.max_iterations if stage is not None else 0)  # type: ignore[attr-defined]
+    last = getattr(r, "last_event", None) or {}
+    story = extra.pop("story", None)
+    context: dict = {
+        "session": r.run_id,  # type: ignore[attr-defined]
+        "stage": stage.name if stage is not None else "",
+        "next_stage": next_stage,
+        "mode": stage.mode if stage is not None else "",
+        "iteration": r.iteration,  # type: ignore[attr-defined]
+        "max_iterations": limit,
+        "project_dir": r.root,  # type: ignore[attr-defined]
+        "log_dir": r.log_dir,  # type: ignore[attr-defined]
+        "plan_file": os.path.abspath(r.plan_path),  # type: ignore[attr-defined]
+        "progress_file": os.path.abspath(r.progress_path),  # type: ignore[attr-defined]
+        "started_at": r.started_at,  # type: ignore[attr-defined]
+        "last_exit_code": last.get("agent_exit", ""),
+        "last_duration": last.get("duration_s", ""),
+        "last_result": getattr(r, "last_result", ""),
+        "commits_made": len(r.done_this_run),  # type: ignore[attr-defined]
+    }
+    if story is not None:
+        context["story_id"] = story.id
+        context["story_title"] = story.title
+    elif last.get("story"):
+        context["story_id"] = last.get("story")
+        context["story_title"] = last.get("title", "")
+    context.update(extra)
+    return context

@@ -1,0 +1,25 @@
+"""A stand-in action type for tests of the action table: what issue 10's
+webhook/spawn modules plug in the same way. `answer` is returned as
+RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
+from __future__ import annotations
+
+from ralph.lifecycle.actions import FAILED, SUCCESS, ActionResult
+
+KEYS = {"answer": ("approved", "str", None), "verdict": ("approve", "choice:approve|reject", None), "fail": (False, "bool", None)}
+EXPORTS = ("RALPH_HOOK_RESPONSE",)
+CALLS: list[dict] = []
+
+
+def validate(table: dict, where: object) -> list[str]:
+    from ralph.lifecycle.config import check_keys
+
+    return check_keys(table, KEYS, where, where.table)  # type: ignore[arg-type, attr-defined]
+
+
+def run(action: object, ctx: object) -> ActionResult:
+    CALLS.append({"point": ctx.point, "iteration": ctx.values.get("iteration")})  # type: ignore[attr-defined]
+    if action["fail"]:  # type: ignore[index]
+        return ActionResult(FAILED, message="could not reach the approver")
+    if action["verdict"] == "reject":  # type: ignore[index]
+        return ActionResult(SUCCESS, abort="rejected by a person: not yet", exports={"RALPH_HOOK_RESPONSE": "rejected"})
+    return ActionResult(SUCCESS, exports={"RALPH_HOOK_RESPONSE": action["answer"]})  # type: ignore[index]
