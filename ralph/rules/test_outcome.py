@@ -474,7 +474,7 @@ def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] 
 
     if kind.kind in ("trivial",):
         return kind
-    stripped = _strip_prefixes(words)
+    stripped = unwrap(words)
     if test_generic.is_listing(stripped) or test_generic.runs_no_code(stripped):
         return StageKind("other")
     if declared:

@@ -110,10 +110,11 @@ def declared_command(command: str, config: TestsConfig) -> str | None:
     """The declared test command that `command` runs, if any (prefix match per stage)."""
     if not config.commands or not command:
         return None
-    from ralph.rules.test_outcome import _strip_prefixes, shell_stages
+    from ralph.rules.programs import unwrap
+    from ralph.rules.test_outcome import shell_stages
 
     for stage in shell_stages(command):
-        words = _strip_prefixes(stage.words)
+        words = unwrap(stage.words)
         text = " ".join(words)
         for declared in config.commands:
             if text == declared or text.startswith(declared + " "):
