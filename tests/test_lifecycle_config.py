@@ -52,12 +52,12 @@ def test_every_error_is_reported_at_once_with_file_and_line(tmp_path, monkeypatc
     lines = message.splitlines()[1:]
     path = p.config_path
     expected = [
-        (5, "[hooks] dir_timeout must be a number"),
+        (5, "[hooks] dir_timeout: must be a number"),
         (8, "[hooks.post_iteration] command: unknown template variable {{nope}}"),
         (9, "[hooks.post_iteration] when: expected a value at column 16"),
-        (13, "[hooks.on_iteration_complete] timeout must be >= 0.001, got -1"),
+        (13, "[hooks.on_iteration_complete] timeout: must be >= 0.001, got -1"),
         (14, "[hooks.on_iteration_complete] unknown key 'bogus'"),
-        (15, "[hooks.on_iteration_complete] on_failure must be one of 'continue', 'abort', 'retry'"),
+        (15, "[hooks.on_iteration_complete] on_failure: must be one of 'continue', 'abort', 'retry'"),
         (17, "[hooks.on_error] a shell hook needs command"),
         (18, "[hooks.on_error] when: unknown variable ${NOPE} at column 1"),
         (20, "[hooks] unknown hook point or key 'on_eror'"),

@@ -427,5 +427,5 @@ def test_an_action_types_keys_are_validated_with_lines(tmp_path, monkeypatch, fa
     with pytest.raises(ConfigError) as caught:
         require_valid(p.hooks(monkeypatch))
     text = str(caught.value)
-    assert f"{p.config_path}:3: [hooks.stage_complete] verdict must be one of 'approve', 'reject'" in text
+    assert f"{p.config_path}:3: [hooks.stage_complete] verdict: must be one of 'approve', 'reject'" in text
     assert f"{p.config_path}:4: [hooks.stage_complete] unknown key 'command' for a approval hook" in text

@@ -166,16 +166,13 @@ class HookSet:
 
 
 def check_value(value: object, kind: str, minimum: float | None, where: str, key: str, table: str) -> str | None:
-    """One value against its kind (the LOOP_KEYS kinds); the error or None."""
-    from ralph.loop.settings import _check
+    """One value against its kind (ralph.config's kinds); the error or None."""
+    from ralph.config import check_value as check
 
     try:
-        _check(value, kind, minimum, where, key)
+        check(value, kind, minimum, where, table, key)
     except ConfigError as e:
-        text = str(e)
-        prefix = f"{where}: "
-        body = text[len(prefix):] if text.startswith(prefix) else text
-        return f"{where}: [{table}] {body}"
+        return str(e)
     return None
 
 
