@@ -226,3 +226,16 @@ def test_install_plugin_writes_a_plugin_that_fails_closed(home: str, repo: str, 
     answer = json.loads(subprocess.run([launcher, "pre-tool"], input=payload, capture_output=True, text=True, env=env, cwd=repo).stdout)
     assert "not installed" in answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert ralph(["doctor", "--plugin", plugin, "--no-round-trip"], home, repo).returncode == 0
+
+
+def test_the_installed_hook_command_starts_without_site(home: str, repo: str) -> None:
+    assert ralph(["install"], home, repo).returncode == 0
+    command = read(user_settings(home))["hooks"]["PreToolUse"][-1]["hooks"][0]["command"]
+    words = command.split()
+    assert words[1] == "-IS" and words[-1] == "pre-tool"
+    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "npm test"}}
+    done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
+    assert json.loads(done.stdout) == {}
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "ralph.handlers.pre_tool" in imported
+    assert not imported & {"site", "re", "argparse", "ralph.cli", "ralph.config"}, sorted(imported)
