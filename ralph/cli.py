@@ -17,6 +17,7 @@ COMMANDS = {
     "install": "ralph.commands.install",
     "uninstall": "ralph.commands.uninstall",
     "doctor": "ralph.commands.doctor",
+    "sandbox": "ralph.commands.sandbox",
 }
 
 USAGE = """\
@@ -40,6 +41,8 @@ other commands:
   install             merge ralph's hooks into Claude Code's settings (--user, --project, --local, --plugin DIR)
   uninstall           remove exactly ralph's hooks from a settings file
   doctor              check the whole setup: settings files, hooks, round trips, ralph.toml, state dir
+  sandbox print|explain|check
+                      Claude Code's Bash sandbox settings ralph wants, why, and a probe
   version             print the version
 """
 

@@ -73,7 +73,24 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     events = records.read_events(state_dir)
     report["iterations"] = [e for e in events if e.get("event") == "iteration"][-recent:] if recent > 0 else []
     report["rollbacks"] = rollbacks(root, report["problems"])
+    report["denials"] = denials(state_dir, (run or {}).get("run_id"))
     return report
+
+
+def denials(state_dir: str, run_id: object) -> dict:
+    """The push/merge guard's denials in the current (or last) run, per story and iteration."""
+    from ralph.loop.guarding import read_denials
+
+    if not isinstance(run_id, str):
+        return {}
+    entries = read_denials(state_dir, run_id)
+    by_story: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        iterations = by_story.setdefault(str(entry.get("story") or "-"), {})
+        key = str(entry.get("iteration"))
+        iterations[key] = iterations.get(key, 0) + 1
+    recent = [{k: e.get(k) for k in ("iteration", "story", "command", "reason")} for e in entries[-3:]]
+    return {"run_id": run_id, "total": len(entries), "by_story": by_story, "recent": recent}
 
 
 def rollbacks(root: str, problems: list[str]) -> list[dict]:
@@ -127,6 +144,15 @@ def render(report: dict) -> str:
         lines.append("rollbacks (restore with `ralph rollbacks restore ID`):")
         for snap in report["rollbacks"]:
             lines.append(f"  {snap['id']}  {snap['time']}  {snap.get('story') or '-'} #{snap.get('iteration') or '-'}  {snap.get('trigger') or snap.get('kind')}")
+    guard = report.get("denials") or {}
+    if guard.get("total"):
+        parts = []
+        for story, iterations in guard["by_story"].items():
+            detail = ", ".join(f"#{n}: {c}" for n, c in iterations.items())
+            parts.append(f"{story}: {sum(iterations.values())} ({detail})")
+        lines.append(f"guard denials in run {guard['run_id']}: " + "; ".join(parts))
+        for entry in guard["recent"]:
+            lines.append(f"  #{entry['iteration']} {entry['story'] or '-'}: `{str(entry['command'])[:100]}`: {str(entry['reason'])[:120]}")
     for problem in report["problems"]:
         lines.append(f"problem: {problem}")
     return "\n".join(lines) + "\n"

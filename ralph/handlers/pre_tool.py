@@ -1,6 +1,8 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
 from __future__ import annotations
 
+import os
+
 from ralph.protocol import HookCall, Outcome, allow, deny
 from ralph.project import config_path
 
@@ -41,8 +43,49 @@ def check_bash(call: HookCall) -> Outcome:
     verdict = judge_command(command, load_guard_policy(call, path) if path else None)
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
-        return deny(verdict.reason)
+        outcome = deny(verdict.reason)
+        if call.environ.get("RALPH_RUN_ID"):
+            record_denial(call, command, verdict.reason, outcome)
+        return outcome
     return allow()
+
+
+def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
+    """During a ralph-loop run: log the denial where the loop reads it
+    (.ralph/protected/denials.jsonl), and end the session at the loop's limit
+    of denials per iteration (the deny still stands: the command never runs)."""
+    import json
+    import time
+
+    from ralph.loop.guarding import ENV_MAX_DENIALS, ENV_STORY, denials_path, read_denials
+    from ralph.project import append_line
+    from ralph.rules.redact import redact
+
+    run_id = call.environ.get("RALPH_RUN_ID", "")
+    try:
+        iteration = int(call.environ.get("RALPH_ITERATION", "0"))
+        limit = int(call.environ.get(ENV_MAX_DENIALS, "0"))
+    except ValueError:
+        iteration, limit = 0, 0
+    path = denials_path(call.state_dir)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        append_line(path, json.dumps({
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
+            "story": call.environ.get(ENV_STORY) or None, "session": call.session_id,
+            "command": redact(command)[:500], "reason": redact(reason)[:500],
+        }, ensure_ascii=False))
+        count = len(read_denials(call.state_dir, run_id, iteration))
+    except OSError as e:
+        call.problems.append(f"could not record the denial: {e}")
+        return
+    call.log_extra["denials_this_iteration"] = count
+    if limit and count >= limit:
+        outcome.output["continue"] = False
+        outcome.output["stopReason"] = (
+            f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
+            "the loop ends the iteration and tells the next one why"
+        )
 
 
 def check_edit(call: HookCall) -> Outcome:

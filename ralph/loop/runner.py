@@ -20,6 +20,7 @@ from ralph.project import atomic_write, state_dir as make_state_dir
 
 from ralph.loop import paths, prompt as prompts, records
 from ralph.loop.display import Display, format_duration
+from ralph.loop.guarding import LoopGuard
 from ralph.loop.proc import GitError, Interrupts, git, head_sha, run_streaming
 from ralph.loop.settings import LoopSettings, Stage, resolve
 
@@ -81,7 +82,7 @@ class StoryBudget:
         self.seconds = 0.0
 
 
-class Runner:
+class Runner(LoopGuard):
     def __init__(self, settings: LoopSettings, plan_path: str, display: Display, interrupts: Interrupts) -> None:
         self.settings = settings
         self.root = settings.root
@@ -183,6 +184,7 @@ class Runner:
             try:
                 head_sha(self.root)
                 self.ensure_gitignore()
+                self.prepare_sandbox()
                 records.append_event(self.state_dir, {
                     "event": "run_start", "run_id": self.run_id, "at": self.started_at, "plan": self.plan_rel,
                     "stages": [s.name for s in self.settings.stages],
@@ -351,7 +353,8 @@ class Runner:
             self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
             self.status_line(story.id)
             log.write(f"=== ralph-loop {self.run_id} iteration {self.iteration} {story.id} {started_at}\n".encode())
-            agent = run_streaming(stage.agent_command, cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
+            self.start_guard()
+            agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
                                   timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
                                   interrupts=self.interrupts, env=self.agent_env())
             event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
@@ -364,6 +367,7 @@ class Runner:
                      duration_s=round(time.monotonic() - t0, 3))
         records.append_event(self.state_dir, event)
         self.last_result = result
+        self.after_guard_stop(story, result)
         progressed = committed or state_after != story.state
         self.no_progress = 0 if progressed else self.no_progress + 1
         self.display.message(f"iteration {self.iteration}: {story.id}: {result}" + (f" ({event['commit'][:12]})" if committed else ""))
@@ -377,7 +381,7 @@ class Runner:
         env.setdefault("CLAUDE_PROJECT_DIR", self.root)
         env["RALPH_RUN_ID"] = self.run_id
         env["RALPH_ITERATION"] = str(self.iteration)
-        return env
+        return self.guard_env(env)
 
     def judge_iteration(self, story: Story, stage: Stage, checkpoint: str, agent: object, log: object, event: dict) -> tuple[str, bool]:
         """What the iteration achieved: (result, committed)."""
@@ -386,6 +390,9 @@ class Runner:
             event["error"] = agent.error  # type: ignore[attr-defined]
             self.fail(story.id, "agent_start", agent.error)  # type: ignore[attr-defined]
             return "agent_not_started", False
+        guarded = self.judge_guard(story, checkpoint, event)
+        if guarded:
+            return guarded, False
         if agent.interrupted:  # type: ignore[attr-defined]
             if state == "done":  # claimed but never verified: not done
                 set_story_state(self.plan_path, story.id, "todo")
@@ -544,7 +551,7 @@ class Runner:
             )
             self.display.message(f"iteration {self.iteration}: planning ({stage.name}) -> {self.plan_rel}")
             self.status_line("planning")
-            agent = run_streaming(stage.agent_command, cwd=self.root, stdin_data=text.encode("utf-8"),
+            agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=text.encode("utf-8"),
                                   timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
                                   interrupts=self.interrupts, env=self.agent_env())
         finally:

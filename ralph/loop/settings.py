@@ -28,6 +28,10 @@ LOOP_KEYS: dict[str, tuple[object, str, float | None]] = {
     "prompt": (None, "path?", None),
     "plan_prompt": (None, "path?", None),
     "rollback_on_verify_fail": (True, "bool", None),
+    # guard denials in one iteration that end it (0: never); iterations of one
+    # story ended that way before the story is marked blocked (0: never)
+    "max_guard_denials": (5, "int", 0),
+    "max_stuck_iterations": (2, "int", 0),
     "mode": ("build", "choice:" + "|".join(MODES), None),
     "stages": (None, "stages", None),
 }
