@@ -232,8 +232,6 @@ max_iterations = 1000
 
 TARGETS = [
     # (case, reference case, max ratio, description)
-    ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
-    ("pre-tool Bash (plain: fast path)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
     ("pre-tool Edit (read file)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
     ("pre-tool Bash (small)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("pre-tool Bash (plain: fast path)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),

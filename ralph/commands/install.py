@@ -472,7 +472,9 @@ def main(argv: list[str]) -> int:
         layer = sandbox_layer(root)
         if layer is None:
             return 1
-        wanted = merge_layer(wanted, layer)
+        from ralph.sandbox import merge_settings
+
+        wanted = merge_settings(wanted, layer)
     new = render(wanted)
     status = 0
     if old is not None and (new == old or wanted == data):
@@ -526,21 +528,6 @@ def sandbox_layer(root: str) -> dict | None:
     except ConfigError as e:
         sys.stderr.write(f"ralph install: {e}; nothing was written\n")
         return None
-
-
-def merge_layer(data: dict, layer: dict) -> dict:
-    """`layer` over `data`: objects merge key by key, lists keep the user's
-    entries and add ours, other values are ours. Idempotent."""
-    result = dict(data)
-    for key, value in layer.items():
-        mine = result.get(key)
-        if isinstance(value, dict) and isinstance(mine, dict):
-            result[key] = merge_layer(mine, value)
-        elif isinstance(value, list) and isinstance(mine, list):
-            result[key] = mine + [item for item in value if item not in mine]
-        else:
-            result[key] = value
-    return result
 
 
 def handle_ignored(root: str, args: argparse.Namespace) -> int:
