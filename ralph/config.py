@@ -49,17 +49,26 @@ SCHEMA: dict[str, KeyTable | str] = {
     "loop": "ralph.loop.settings:LOOP_KEYS",
     "guard": GUARD_KEYS,
     "rollback": ROLLBACK_KEYS,
+    "sandbox": "ralph.sandbox:SANDBOX_KEYS",
 }
+# section -> "module:function(config, path)" for a section whose values need
+# checks beyond the kinds below (host names, ...); it raises ConfigError in
+# the same `file:line: [section] key: ...` form.
+SECTION_CHECKS: dict[str, str] = {
+    "sandbox": "ralph.sandbox:sandbox_config",
+}
+
+
+def _resolve(ref: str) -> object:
+    import importlib
+
+    module, attr = ref.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def keys_of(name: str) -> KeyTable:
     table = SCHEMA[name]
-    if isinstance(table, str):
-        import importlib
-
-        module, attr = table.split(":")
-        table = getattr(importlib.import_module(module), attr)
-    return table
+    return _resolve(table) if isinstance(table, str) else table
 
 
 # ---- reading --------------------------------------------------------------
@@ -226,6 +235,8 @@ def validate_table(table: dict, keys: KeyTable, path: str | None, table_name: st
 def section_values(config: dict, name: str, path: str | None) -> dict:
     """Every key of section `name`: its default, or the checked value from
     `config`. Raises ConfigError."""
+    if name in SECTION_CHECKS:
+        return _resolve(SECTION_CHECKS[name])(config, path)
     keys = keys_of(name)
     values = {key: default for key, (default, _, _) in keys.items()}
     values.update(validate_table(section(config, name, path or CONFIG_FILE), keys, path, name))
@@ -254,7 +265,13 @@ def config_errors(config: dict, path: str | None, unknown_sections: bool = True)
         except ConfigError as e:
             errors.append(str(e))
             continue
-        validate_table(table, keys_of(name), path, name, errors=errors)
+        if name in SECTION_CHECKS:
+            try:
+                _resolve(SECTION_CHECKS[name])(config, path)
+            except ConfigError as e:
+                errors.append(str(e))
+        else:
+            validate_table(table, keys_of(name), path, name, errors=errors)
     if not errors and isinstance(config.get("loop"), dict):
         # what only the merged loop settings can tell (stages, unique names)
         from ralph.loop.settings import loop_settings

@@ -226,3 +226,41 @@ def test_install_plugin_writes_a_plugin_that_fails_closed(home: str, repo: str, 
     answer = json.loads(subprocess.run([launcher, "pre-tool"], input=payload, capture_output=True, text=True, env=env, cwd=repo).stdout)
     assert "not installed" in answer["hookSpecificOutput"]["permissionDecisionReason"]
     assert ralph(["doctor", "--plugin", plugin, "--no-round-trip"], home, repo).returncode == 0
+
+
+def test_the_installed_hook_command_starts_without_site(home: str, repo: str) -> None:
+    assert ralph(["install"], home, repo).returncode == 0
+    command = read(user_settings(home))["hooks"]["PreToolUse"][-1]["hooks"][0]["command"]
+    words = command.split()
+    assert words[1] == "-IS" and words[-1] == "pre-tool"
+    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "npm test"}}
+    done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
+    assert json.loads(done.stdout) == {}
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "ralph.handlers.pre_tool" in imported
+    assert not imported & {"site", "re", "argparse", "ralph.cli", "ralph.config"}, sorted(imported)
+
+
+def test_install_sandbox_merges_the_layer_once(home: str, repo: str) -> None:
+    from ralph.sandbox import probe
+
+    assert ralph(["install", "--user", "--sandbox"], home, repo).returncode == 2  # project paths do not belong in user settings
+    works, why = probe()
+    if not works:
+        pytest.skip(f"the Bash sandbox cannot run here: {why}")
+    path = os.path.join(repo, ".claude", "settings.json")
+    write(path, {"sandbox": {"filesystem": {"denyWrite": ["/mine"]}}, "env": {"A": "1"}})
+    assert ralph(["install", "--project", "--sandbox"], home, repo).returncode == 0
+    data = read(path)
+    assert data["sandbox"]["enabled"] is True and data["env"] == {"A": "1"}
+    assert data["sandbox"]["filesystem"]["denyWrite"][0] == "/mine" and len(data["sandbox"]["filesystem"]["denyWrite"]) > 1
+    assert "nothing changed" in ralph(["install", "--project", "--sandbox"], home, repo).stdout
+
+
+def test_doctor_fails_when_settings_enable_a_sandbox_that_cannot_run(home: str, repo: str, tmp_path) -> None:
+    write(os.path.join(repo, ".claude", "settings.json"), {"sandbox": {"enabled": True}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RALPH_"))}
+    env.update(HOME=home, PATH=str(tmp_path))  # no bwrap, no socat
+    done = subprocess.run([RALPH, "doctor", "--no-round-trip"], capture_output=True, text=True, cwd=repo, env=env, timeout=120)
+    assert done.returncode == 1
+    assert "cannot run here" in done.stdout and "apt-get install bubblewrap socat" in done.stdout

@@ -258,11 +258,11 @@ def test_missing_plan_says_how_to_make_one(tmp_path) -> None:
 @pytest.mark.parametrize(
     "config, where, words",
     [
-        ("[loop]\nagent_command = \"true\"\nmax_iterations = \"ten\"\n", "ralph.toml:3", "max_iterations must be an integer"),
+        ("[loop]\nagent_command = \"true\"\nmax_iterations = \"ten\"\n", "ralph.toml:3", "[loop] max_iterations: must be a whole number"),
         ("[loop]\non_story_exhausted = \"ignore\"\n", "ralph.toml:2", "'skip', 'stop'"),
-        ("[loop]\nmax_iterations = 3\nmax_iteration = 4\n", "ralph.toml:3", "unknown key 'max_iteration'"),
+        ("[loop]\nmax_iterations = 3\nmax_iteration = 4\n", "ralph.toml:3", "[loop] max_iteration: unknown key"),
         ("[loop\nmax_iterations = 3\n", "ralph.toml:1", "invalid TOML"),
-        ("[loop]\n[[loop.stages]]\nname = \"plan\"\n[[loop.stages]]\nname = \"build\"\nmax_iterations = 0\n", "ralph.toml:6", "max_iterations must be >= 1"),
+        ("[loop]\n[[loop.stages]]\nname = \"plan\"\n[[loop.stages]]\nname = \"build\"\nmax_iterations = 0\n", "ralph.toml:6", "[loop.stages] max_iterations: must be >= 1"),
     ],
 )
 def test_bad_config_names_file_and_line(tmp_path, config: str, where: str, words: str) -> None:

@@ -238,3 +238,11 @@ def test_commands_that_do_not_start_claude():
     for command in ("python agent.py", ["python3", "fake_agent.py"], "claudette -p", "my-claude-wrapper"):
         assert not runs_claude(command)
     assert user_settings_value("claude --settings '{\"a\": 1}' -p") == '{"a": 1}'
+
+
+def test_empty_stub_files_the_sandbox_leaves_behind_are_not_changes(tmp_path):
+    """Claude Code's sandbox leaves empty mount-point files such as .git/config.worktree behind."""
+    project = Project(tmp_path, PLAN, config=NO_SANDBOX)
+    project.script(runs=[[{"run": ": > .git/config.worktree"}, {"write": "greeting.txt", "text": "hello\n"}, {"mark": "done"}]])
+    project.run_loop("--once")
+    assert results(project) == [("US-001", "done")]

@@ -216,6 +216,41 @@ def check_state_dir(report: Report, root: str) -> None:
     report.ok("state dir", f"{state}: writable, .gitignore present")
 
 
+def sandbox_enabled(root: str, environ: dict) -> list[str]:
+    """The settings files the client reads that turn its Bash sandbox on."""
+    found = []
+    for _, path, read in settings.settings_files(root, environ):
+        if not read:
+            continue
+        try:
+            data, _ = settings.read_settings(path)
+        except settings.SettingsError:
+            continue
+        sandbox = data.get("sandbox")
+        if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+            found.append(path)
+    return found
+
+
+def check_sandbox(report: Report, root: str, environ: dict) -> None:
+    """One sandboxed probe (ralph.sandbox.probe). A failure is a problem when
+    a settings file turns the client's sandbox on; else ralph-loop (whose
+    [sandbox] is on by default) is what would refuse to start."""
+    from ralph.sandbox import probe
+
+    works, found = probe(path=environ.get("PATH"))
+    enabled_in = sandbox_enabled(root, environ)
+    if works:
+        where = f"enabled in {', '.join(enabled_in)}" if enabled_in else "not enabled in any settings file (ralph-loop turns it on for its agent)"
+        report.ok("sandbox", f"Bash sandbox works here ({found}); {where}")
+    elif enabled_in:
+        report.fail("sandbox", f"{', '.join(enabled_in)} turn(s) on Claude Code's Bash sandbox, which cannot run here: {found}",
+                    "install bubblewrap and socat (Debian: apt-get install bubblewrap socat)")
+    else:
+        report.warn("sandbox", f"Claude Code's Bash sandbox cannot run here: {found}; ralph-loop refuses to start with [sandbox] enabled (the default)",
+                    "apt-get install bubblewrap socat, then `ralph install --project --sandbox`")
+
+
 def claude_version(environ: dict) -> str | None:
     binary = shutil.which("claude", path=environ.get("PATH")) or environ.get("RALPH_CLAUDE_BIN")
     if not binary:
@@ -245,6 +280,7 @@ def run(root: str, plugin: str | None, environ: dict, round_trips: bool = True) 
     latencies = check_round_trips(report, active, environ) if round_trips else {}
     check_config(report, root, environ)
     check_state_dir(report, root)
+    check_sandbox(report, root, environ)
     return report, latencies
 
 

@@ -445,7 +445,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--binary", metavar="PATH", help="the ralph executable the hooks run (default: this one)")
     parser.add_argument("--move", action="store_true", help="also remove ralph entries from files Claude Code ignores")
     parser.add_argument("--plugin", metavar="DIR", help="write a Claude Code plugin to DIR instead (load it with claude --plugin-dir DIR)")
+    parser.add_argument("--sandbox", action="store_true",
+                        help="also merge the Bash sandbox settings ralph wants for this project (with --project or --local; needs bubblewrap and socat)")
     args = parser.parse_args(argv)
+    if args.sandbox and not (args.project or args.local):
+        parser.error("--sandbox writes paths of this project: use it with --project or --local")
     program = entry_point(args.binary)
     if not os.path.isfile(program) or not os.access(program, os.X_OK):
         sys.stderr.write(f"ralph install: {program} is not an executable file; give the ralph to run with --binary PATH\n")
@@ -463,9 +467,17 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"ralph install: {e}\n")
         return 1
     fixed = findings_for(path, data, True)
-    new = render(merged(data, program))
+    wanted = merged(data, program)
+    if args.sandbox:
+        layer = sandbox_layer(root)
+        if layer is None:
+            return 1
+        from ralph.sandbox import merge_settings
+
+        wanted = merge_settings(wanted, layer)
+    new = render(wanted)
     status = 0
-    if old is not None and new == old or old is not None and merged(data, program) == data:
+    if old is not None and (new == old or wanted == data):
         print(f"ralph hooks already installed in {path}; nothing changed")
     else:
         shown = diff(path, old, new)
@@ -499,6 +511,23 @@ def main(argv: list[str]) -> int:
         if our_entries(other_data):
             print(f"note: {other} ({label} settings) also has ralph entries; both run. `ralph uninstall --{label}` removes those.")
     return status
+
+
+def sandbox_layer(root: str) -> dict | None:
+    """The sandbox settings for `root` (ralph.sandbox), after one probe shows
+    the sandbox runs here; None (and why, on stderr) when it cannot."""
+    from ralph.config import ConfigError, config_path, load_config
+    from ralph.sandbox import probe, settings_layer
+
+    works, found = probe()
+    if not works:
+        sys.stderr.write(f"ralph install: the Bash sandbox cannot run here: {found}; nothing was written\n")
+        return None
+    try:
+        return settings_layer(root, load_config(root), config_path(root))
+    except ConfigError as e:
+        sys.stderr.write(f"ralph install: {e}; nothing was written\n")
+        return None
 
 
 def handle_ignored(root: str, args: argparse.Namespace) -> int:

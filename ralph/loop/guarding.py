@@ -138,8 +138,11 @@ def write_agent_settings(root: str, state_dir: str, command: list[str] | str, la
 
 
 def git_control_files(root: str) -> dict[str, bytes | None]:
-    """path -> content (None: too big to keep) of git's config files and every
-    file in the hooks directory: what runs when the loop runs git."""
+    """path -> fingerprint of git's config files and every file in the hooks
+    directory (what runs when the loop runs git): the content, plus a marker
+    when executable; None when too big to keep. An empty, non-executable file
+    counts as absent: it changes nothing, and the client's sandbox leaves such
+    files behind as mount points (e.g. `.git/config.worktree`)."""
     from ralph.sandbox import git_dirs
 
     common, hooks = git_dirs(root)
@@ -149,41 +152,50 @@ def git_control_files(root: str) -> dict[str, bytes | None]:
         paths.extend(os.path.join(directory, f) for f in files)
     for path in paths:
         try:
-            size = os.lstat(path).st_size
+            st = os.lstat(path)
             if os.path.islink(path):
-                found[path] = b"symlink:" + os.fsencode(os.readlink(path))
-            elif size > MAX_GIT_FILE:
+                found[path] = SYMLINK + os.fsencode(os.readlink(path))
+            elif st.st_size > MAX_GIT_FILE:
                 found[path] = None
             else:
                 with open(path, "rb") as f:
-                    found[path] = f.read()
+                    data = f.read()
+                if st.st_mode & 0o111:
+                    data += EXECUTABLE
+                if data:
+                    found[path] = data
         except OSError:
             continue
     return found
 
 
+SYMLINK = b"\0symlink:"
+EXECUTABLE = b"\0executable"
+ABSENT = b""
+
+
 def changed_control_files(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> list[str]:
-    return sorted(p for p in set(before) | set(after) if before.get(p, b"\0missing") != after.get(p, b"\0missing"))
+    return sorted(p for p in set(before) | set(after) if before.get(p, ABSENT) != after.get(p, ABSENT))
 
 
 def restore_control_files(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> list[str]:
     """Put hooks and config back as they were; what could not be restored."""
     problems = []
     for path in changed_control_files(before, after):
-        old = before.get(path, b"\0missing")
+        old = before.get(path, ABSENT)
         try:
-            if old == b"\0missing":
-                if os.path.islink(path) or os.path.isfile(path):
-                    os.unlink(path)
-            elif old is None:
+            if old is None:
                 problems.append(f"{path} (too large to have been kept)")
-            else:
-                if os.path.islink(path):
-                    os.unlink(path)
-                if old.startswith(b"symlink:"):
-                    os.symlink(os.fsdecode(old[len(b"symlink:"):]), path)
-                else:
-                    atomic_write(path, old)
+                continue
+            if os.path.islink(path) or os.path.isfile(path):
+                os.unlink(path)
+            if old.startswith(SYMLINK):
+                os.symlink(os.fsdecode(old[len(SYMLINK):]), path)
+            elif old != ABSENT:
+                executable = old.endswith(EXECUTABLE)
+                atomic_write(path, old[: -len(EXECUTABLE)] if executable else old)
+                if executable:
+                    os.chmod(path, 0o755)
         except OSError as e:
             problems.append(f"{path} ({e.strerror})")
     return problems

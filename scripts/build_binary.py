@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Build the PyInstaller binary (build.spec) and smoke-test every subcommand
+of what was built, with the real payloads shipped in ralph/data/payloads.
+
+    python scripts/build_binary.py              # onedir: dist/ralph/ralph (+ ralph-loop symlink)
+    python scripts/build_binary.py --onefile    # one file: dist/ralph-onefile/ralph (slow per call)
+    python scripts/build_binary.py --no-build   # smoke-test the binary already in dist/
+
+The smoke test runs each command the way users and Claude Code run it, in a
+temp git project with a temp HOME: every hook payload (exit 0, exactly one
+JSON object; a `git push` denied), `pre-tool --help` (writes nothing), demo,
+explain, classify, `loop --dry-run` (also through the `ralph-loop`
+symlink), `install --dry-run`, install + doctor. Exit 1 on the first
+failure, with what went wrong. Nothing is written outside dist/, build/ and
+the temp dir.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
+CAPTURED_PROJECT = "/home/dev/app"
+
+
+class SmokeFailure(Exception):
+    pass
+
+
+def build(onefile: bool) -> str:
+    distpath = os.path.join(REPO, "dist", "ralph-onefile" if onefile else "")
+    command = [sys.executable, "-m", "PyInstaller", "build.spec", "--noconfirm", "--log-level", "WARN",
+               "--distpath", distpath, "--workpath", os.path.join(REPO, "build", "onefile" if onefile else "onedir")]
+    if onefile:
+        command += ["--", "--onefile"]
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPO, check=True)
+    print(f"build_binary: built {'onefile' if onefile else 'onedir'} in {time.perf_counter() - started:.1f}s")
+    binary = os.path.join(distpath, "ralph") if onefile else os.path.join(REPO, "dist", "ralph", "ralph")
+    link = os.path.join(os.path.dirname(binary), "ralph-loop")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink("ralph", link)
+    return binary
+
+
+class Smoke:
+    def __init__(self, binary: str, tmp: str) -> None:
+        self.binary = binary
+        self.tmp = tmp
+        self.home = os.path.join(tmp, "home")
+        self.project = os.path.join(tmp, "project")
+        os.makedirs(os.path.join(self.home, ".claude"))
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RALPH_", "PYTHON"))}
+        self.env.update(HOME=self.home, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="smoke", GIT_AUTHOR_EMAIL="smoke@example.invalid",
+                        GIT_COMMITTER_NAME="smoke", GIT_COMMITTER_EMAIL="smoke@example.invalid")
+        # the binary must not lean on the interpreter that built it
+        self.env["PATH"] = os.pathsep.join(p for p in self.env.get("PATH", "").split(os.pathsep) if not p.startswith(os.path.dirname(sys.executable)))
+        self.count = 0
+        os.makedirs(self.project)
+        self.run(["git", "init", "-q", self.project], program=False)
+        with open(os.path.join(self.project, "README.md"), "w") as f:
+            f.write("hello\n")
+        self.run(["git", "-C", self.project, "add", "-A"], program=False)
+        self.run(["git", "-C", self.project, "commit", "-q", "-m", "initial"], program=False)
+
+    def run(self, args: list[str], stdin: str = "", expect: int | tuple = 0, program: bool = True, cwd: str | None = None,
+            argv0: str | None = None) -> subprocess.CompletedProcess:
+        argv = [argv0 or self.binary, *args] if program else args
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=cwd or self.project, env=self.env, timeout=300)
+        expected = expect if isinstance(expect, tuple) else (expect,)
+        if done.returncode not in expected:
+            raise SmokeFailure(f"`{' '.join(argv)}` exited {done.returncode}, expected {expect}\nstdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
+        if "Traceback" in done.stderr:
+            raise SmokeFailure(f"`{' '.join(argv)}` printed a traceback:\n{done.stderr[-2000:]}")
+        if program:
+            self.count += 1
+        return done
+
+    def hooks(self) -> None:
+        for path in sorted(glob.glob(os.path.join(PAYLOADS, "*.json"))):
+            with open(path, encoding="utf-8") as f:
+                payload = f.read().replace(CAPTURED_PROJECT, self.project)
+            out = self.run(["hook"], payload).stdout
+            try:
+                answer = json.loads(out)
+            except ValueError:
+                raise SmokeFailure(f"hook {os.path.basename(path)}: stdout is not one JSON object: {out[:500]!r}") from None
+            if not isinstance(answer, dict):
+                raise SmokeFailure(f"hook {os.path.basename(path)}: answered {out[:200]!r}")
+        with open(os.path.join(PAYLOADS, "PreToolUse_Bash.json"), encoding="utf-8") as f:
+            push = json.loads(f.read().replace(CAPTURED_PROJECT, self.project))
+        push["tool_input"]["command"] = "git push origin main"
+        answer = json.loads(self.run(["pre-tool"], json.dumps(push)).stdout)
+        if (answer.get("hookSpecificOutput") or {}).get("permissionDecision") != "deny":
+            raise SmokeFailure(f"pre-tool did not deny `git push origin main`: {answer}")
+        if not os.path.exists(os.path.join(self.project, ".ralph", ".gitignore")):
+            raise SmokeFailure("the first hook call wrote no .ralph/.gitignore")
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        if "usage: ralph pre-tool" not in self.run(["pre-tool", "--help"], cwd=empty).stdout or os.listdir(empty):
+            raise SmokeFailure("pre-tool --help printed no help or wrote files")
+
+    def commands(self) -> None:
+        self.run(["version"])
+        self.run(["demo"])
+        if "BLOCK" not in self.run(["explain", "git push origin main"], expect=1).stdout:
+            raise SmokeFailure("explain did not block `git push origin main`")
+        with open(os.path.join(PAYLOADS, "PostToolUseFailure_Bash_exit3.json"), encoding="utf-8") as f:
+            self.run(["classify"], f.read(), expect=(0, 1))
+        os.makedirs(os.path.join(self.project, ".ralph"), exist_ok=True)
+        with open(os.path.join(self.project, ".ralph", "plan.md"), "w") as f:
+            f.write("- [ ] US-001: First story\n  - it works\n")
+        self.run(["loop", "--dry-run"])
+        self.run(["--dry-run"], argv0=os.path.join(os.path.dirname(self.binary), "ralph-loop"))
+        if self.binary not in self.run(["install", "--dry-run"]).stdout:
+            raise SmokeFailure("install --dry-run does not wire the binary's absolute path")
+        self.run(["install", "--user"])
+        self.run(["doctor"])
+        self.run(["uninstall", "--user"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--onefile", action="store_true", help="build the one-file layout instead (slow per call; see README)")
+    parser.add_argument("--no-build", action="store_true", help="smoke-test the binary already built")
+    args = parser.parse_args()
+    if args.no_build:
+        binary = os.path.join(REPO, "dist", "ralph-onefile", "ralph") if args.onefile else os.path.join(REPO, "dist", "ralph", "ralph")
+    else:
+        binary = build(args.onefile)
+    tmp = tempfile.mkdtemp(prefix="ralph-smoke-")
+    started = time.perf_counter()
+    try:
+        smoke = Smoke(binary, tmp)
+        smoke.hooks()
+        smoke.commands()
+    except SmokeFailure as e:
+        print(f"build_binary: SMOKE TEST FAILED ({binary}):\n{e}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"build_binary: smoke test passed: {smoke.count} runs of {binary} in {time.perf_counter() - started:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
