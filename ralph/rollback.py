@@ -634,9 +634,29 @@ LOCK_NAME = "ralph-rollback.lock"
 STALE_LOCK_SECONDS = 600
 
 
+def _holder_gone(path: str) -> bool:
+    """The lock names a process of this machine that no longer runs (a
+    holder killed with SIGKILL)."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            pid = int(f.read(32).strip())
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class _Lock:
     """One rollback or restore at a time per repository (parallel hook processes).
-    An O_EXCL file in the git dir, as git's own locks; a stale one is taken over."""
+    An O_EXCL file in the git dir, as git's own locks; a stale one (its holder
+    is gone, or it is older than STALE_LOCK_SECONDS) is taken over."""
 
     __slots__ = ("path", "held")
 
@@ -653,7 +673,7 @@ class _Lock:
                     age = time.time() - os.stat(self.path).st_mtime
                 except FileNotFoundError:
                     continue
-                if age > STALE_LOCK_SECONDS:
+                if age > STALE_LOCK_SECONDS or _holder_gone(self.path):
                     os.unlink(self.path)
                     continue
                 raise RollbackError(f"another ralph rollback or restore is running in this repository ({self.path} exists; remove it if no ralph process is running)") from None

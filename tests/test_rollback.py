@@ -466,7 +466,7 @@ def test_one_rollback_at_a_time(tmp_path):
     untracked_files(repo)
     before = full_state(repo)
     lock = repo / ".git" / rollback.LOCK_NAME
-    lock.write_text("12345\n")
+    lock.write_text(f"{os.getpid()}\n")  # a live holder
     result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved and "another ralph rollback" in result.message
     assert full_state(repo) == before and lock.exists()
@@ -477,6 +477,13 @@ def test_one_rollback_at_a_time(tmp_path):
     result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert not lock.exists()
+    # a holder killed with SIGKILL: taken over at once
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock.write_text(f"{gone.pid}\n")
+    write(repo, "more.txt", "more\n")
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
 
 
 def test_linked_worktree(tmp_path):
