@@ -174,21 +174,27 @@ _libc: list = []
 
 
 def _die_with_parent() -> None:
-    """Pre-exec in the child: SIGKILL when the loop dies (Linux; else nothing)."""
+    """Pre-exec in the child: SIGKILL when the loop dies (Linux; else nothing).
+    Only calls the function looked up in the parent: nothing is imported or
+    resolved between fork and exec."""
     if _libc and _libc[0] is not None:
-        _libc[0].prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _libc[0](PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _load_libc() -> None:
-    """Loaded in the parent, once: nothing may be imported between fork and exec."""
+    """prctl(2), looked up in the parent, once (None off Linux)."""
     if _libc:
         return
     try:
         import ctypes
         import sys
 
-        _libc.append(ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None)
-    except (ImportError, OSError):
+        if not sys.platform.startswith("linux"):
+            raise OSError("prctl is Linux only")
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+        _libc.append(prctl)
+    except (ImportError, OSError, AttributeError):
         _libc.append(None)
 
 
