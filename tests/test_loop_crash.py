@@ -172,7 +172,9 @@ def test_a_live_loop_is_not_disturbed(tmp_path) -> None:
 def test_kill_trials(tmp_path) -> None:
     """SIGKILL at random moments of a run, restart, check the invariants.
     RALPH_KILL_TRIALS sets how many (RALPH_KILL_SEED replays one sequence)."""
-    rng = random.Random(int(os.environ.get("RALPH_KILL_SEED", random.randrange(1 << 30))))
+    seed = int(os.environ.get("RALPH_KILL_SEED", random.randrange(1 << 30)))
+    rng = random.Random(seed)
+    recoveries: dict[str, int] = {}
     for trial in range(KILL_TRIALS):
         base = tmp_path / f"trial-{trial}"
         base.mkdir()
@@ -198,3 +200,8 @@ def test_kill_trials(tmp_path) -> None:
         assert p.temp_files() == [] and not os.path.exists(os.path.join(p.root, ".ralph", "commit_intent.json")), where
         alive = [pid for pid in logged_pids(pids) if pid_alive(pid)]
         assert alive == [], (where, alive)
+        for event in p.events("crash_recovery"):
+            for action in event["actions"]:
+                kind = " ".join(action.split()[1:4]) if action.startswith("US-") else " ".join(action.split()[:2])
+                recoveries[kind] = recoveries.get(kind, 0) + 1
+    print(f"\nkill trials: {KILL_TRIALS} (seed {seed}); recovery actions taken: {recoveries or 'none'}")
