@@ -1,10 +1,10 @@
 """The files a session has read (or written), for read-before-edit.
 
 `.ralph/sessions/<session>/reads.log`, append-only, one record per line:
-    <unix time> <dev> <ino> <birth ns> <ctime ns> <json string: canonical path>
-(birth 0: the filesystem keeps no birth time; see ralph.rules.read_before_edit
-for how the generation is used). Lines from before generations, with only
-<dev> <ino>, still count for their path, never for their inode.
+    <unix time> <dev> <ino> <ctime ns> <json string: canonical path>
+(the time and the ctime tell a reused inode from the file that was read; see
+ralph.rules.read_before_edit). Lines from before generations, without the
+ctime, still count for their path, never for their inode.
 Parallel hook processes append with single O_APPEND writes, so nothing is
 lost and no lock is needed. A rollback writes `.ralph/reads_epoch` (temp file
 + rename): records older than it no longer count, in every session.
@@ -52,7 +52,7 @@ def identify(path: str, cwd: str) -> FileIdentity:
         st = os.stat(full)
     except OSError:
         return FileIdentity(full)
-    return FileIdentity(full, st.st_dev, st.st_ino, True, birth=birth_time_ns(full, st), ctime=st.st_ctime_ns)
+    return FileIdentity(full, st.st_dev, st.st_ino, True, ctime=st.st_ctime_ns)
 
 
 _statx: list = []  # [libc statx function or None], looked up once per process
@@ -66,8 +66,13 @@ def birth_time_ns(path: str, st: os.stat_result | None = None) -> int:
     """The file's birth time in ns, 0 when the platform or filesystem has none.
     macOS and BSD report it in stat; Linux only through statx(2), which
     Python before 3.15 does not wrap, so it is called through ctypes."""
-    birth = getattr(st, "st_birthtime_ns", None) if st is not None else None
-    if birth is None and st is not None and hasattr(st, "st_birthtime"):
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return 0
+    birth = getattr(st, "st_birthtime_ns", None)
+    if birth is None and hasattr(st, "st_birthtime"):
         birth = int(st.st_birthtime * 1e9)  # type: ignore[attr-defined]
     if birth:
         return int(birth)
@@ -98,7 +103,7 @@ def birth_time_ns(path: str, st: os.stat_result | None = None) -> int:
 
 
 def record(state_dir: str, session_id: str, identity: FileIdentity) -> None:
-    line = f"{time.time():.6f} {identity.dev} {identity.ino} {identity.birth} {identity.ctime} {fastjson.dumps(identity.path)}"
+    line = f"{time.time():.6f} {identity.dev} {identity.ino} {identity.ctime} {fastjson.dumps(identity.path)}"
     append_line(os.path.join(session_dir(state_dir, session_id), "reads.log"), line)
 
 
@@ -120,14 +125,14 @@ def known_files(state_dir: str, session_id: str, problems: list[str] | None = No
     found: list[FileIdentity] = []
     bad = 0
     for line in read_lines(os.path.join(session_dir(state_dir, session_id), "reads.log")):
-        parts = line.split(" ", 5)
+        parts = line.split(" ", 4)
         try:
             stamp = float(parts[0])
             if parts[3].startswith('"'):  # a record from before generations: its path only
                 identity = FileIdentity(fastjson.loads(line.split(" ", 3)[3]), int(parts[1]), int(parts[2]), True)
             else:
-                identity = FileIdentity(fastjson.loads(parts[5]), int(parts[1]), int(parts[2]), True,
-                                        birth=int(parts[3]), ctime=int(parts[4]))
+                identity = FileIdentity(fastjson.loads(parts[4]), int(parts[1]), int(parts[2]), True,
+                                        ctime=int(parts[3]), read_at=int(parts[0].replace(".", "")) * 1000)
         except (ValueError, IndexError):
             bad += 1
             continue

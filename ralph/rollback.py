@@ -12,6 +12,21 @@ HEAD (when there is one) and a second commit whose tree is the index:
     |/
     HEAD
 
+When there is anything git's trees cannot hold, a third parent M (the
+"extras" commit, `Ralph-Extras:`) holds it, so a restore puts back every
+byte and mode:
+
+    ignored/<path>   ignored files the reset would overwrite or delete: a
+                     path tracked at the checkpoint that the agent untracked
+                     and ignored (`git rm --cached f; echo f >> .gitignore`)
+                     and then edited, or an ignored file or directory in the
+                     way of a checkpoint path
+    intent-to-add    NUL-separated paths added with `git add -N` (a tree
+                     cannot hold such an index entry)
+    modes            "<octal> <path>\0" for files whose permission bits are not
+                     git's 0644 / 0755 (a 0600 secrets file); the rollback
+                     keeps those bits on the files it rewrites too
+
 The commit message names the story, iteration and trigger, plus `Ralph-*:`
 trailers that `list_snapshots` reads back.
 
@@ -22,7 +37,8 @@ working tree are not touched while saving: the index is read from a temporary
 copy (GIT_INDEX_FILE) and the working tree tree is built in a second temporary
 index, with GIT_OPTIONAL_LOCKS=0 so no git call even refreshes the real index.
 
-Never touched, by rollback or restore: ignored files, the state dir `.ralph/`,
+Never touched, by rollback or restore: ignored files that the reset leaves
+alone (the saved ones above are put back), the state dir `.ralph/`,
 untracked nested repositories, and the contents of submodules. A rollback is
 refused (nothing reset, nothing saved) when a submodule has uncommitted changes,
 untracked files or a moved HEAD: resetting only the superproject would leave a
@@ -62,7 +78,13 @@ MODE_EXEC = "100755"
 MODE_LINK = "120000"
 MODE_GITLINK = "160000"
 ARG_BYTES = 96 * 1024  # per hash-object call, well under ARG_MAX
-TRAILER_KEYS = ("Story", "Iteration", "Trigger", "Run", "Kind", "Head", "Index", "Files-Changed", "Note")
+TRAILER_KEYS = ("Story", "Iteration", "Trigger", "Run", "Kind", "Head", "Index", "Extras", "Files-Changed", "Note")
+FREE_TEXT_TRAILERS = ("Story", "Iteration", "Trigger", "Run", "Note")  # redacted; the others are ids and counts
+EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+DEFAULT_PERMS = (0o644, 0o755)  # what git and the usual umask give; anything else is recorded
+EXTRAS_IGNORED = b"ignored/"
+EXTRAS_ITA = b"intent-to-add"
+EXTRAS_MODES = b"modes"
 
 
 class RollbackError(Exception):
@@ -102,9 +124,11 @@ class RestoreResult:
 
 
 class Snapshot:
-    __slots__ = ("id", "ref", "sha", "time", "subject", "fields", "tree", "index_commit")
+    __slots__ = ("id", "ref", "sha", "time", "subject", "fields", "tree", "index_commit", "extras_commit")
 
-    def __init__(self, id: str, ref: str, sha: str, time: int, subject: str, fields: dict, tree: str, index_commit: str) -> None:
+    def __init__(self, id: str, ref: str, sha: str, time: int, subject: str, fields: dict, tree: str, index_commit: str,
+                 extras_commit: str = "") -> None:
+        self.extras_commit = extras_commit  # ignored files, intent-to-add paths, modes; "" when none
         self.id = id
         self.ref = ref
         self.sha = sha
@@ -140,9 +164,11 @@ class Snapshot:
 class Entry:
     """One working tree path as a tree entry would hold it."""
 
-    __slots__ = ("mode", "oid", "path", "untracked", "size", "mtime")
+    __slots__ = ("mode", "oid", "path", "untracked", "size", "mtime", "perms")
 
-    def __init__(self, mode: str, oid: str, path: bytes, untracked: bool = False, size: int = -1, mtime: int = -1) -> None:
+    def __init__(self, mode: str, oid: str, path: bytes, untracked: bool = False, size: int = -1, mtime: int = -1,
+                 perms: int = -1) -> None:
+        self.perms = perms  # permission bits of a regular file; -1 otherwise
         self.mode = mode
         self.oid = oid
         self.path = path
@@ -152,11 +178,15 @@ class Entry:
 
 
 class Capture:
-    """The working tree and index as trees in the object store (no ref yet)."""
+    """The working tree and index as trees in the object store (no ref yet),
+    plus what trees cannot hold (see the module docstring)."""
 
-    __slots__ = ("head", "head_tree", "tree", "index_tree", "entries", "notes")
+    __slots__ = ("head", "head_tree", "tree", "index_tree", "entries", "notes", "extras", "ita", "modes")
 
     def __init__(self, head: str | None, head_tree: str, tree: str, index_tree: str, entries: dict[bytes, Entry], notes: list[str]) -> None:
+        self.extras: dict[bytes, Entry] = {}  # ignored paths a reset or restore would overwrite or delete
+        self.ita: list[bytes] = []  # intent-to-add index entries
+        self.modes: dict[bytes, int] = {}  # path -> permission bits, where not 0644 / 0755
         self.head = head
         self.head_tree = head_tree
         self.tree = tree
@@ -302,8 +332,10 @@ def _submodule_head(repo: Repo, path: bytes, fallback: str) -> str:
     return out if proc.returncode == 0 and out else fallback
 
 
-def capture(repo: Repo) -> Capture:
-    """Write the working tree and the index as trees, touching neither."""
+def capture(repo: Repo, protect: list[bytes] | None = None) -> Capture:
+    """Write the working tree and the index as trees, touching neither.
+    `protect`: the paths about to be written (a reset's or restore's target
+    tree); ignored files on them, or in their way, are saved as extras."""
     head = repo.head()
     head_tree = repo.tree_of(head)
     notes: list[str] = []
@@ -342,10 +374,12 @@ def capture(repo: Repo) -> Capture:
                     mode = MODE_EXEC if st.st_mode & stat.S_IXUSR else MODE_FILE
                 else:
                     mode = index_mode if index_mode in (MODE_FILE, MODE_EXEC) else MODE_FILE
-                entry = Entry(mode, "", path, is_untracked, st.st_size, st.st_mtime_ns)
+                entry = Entry(mode, "", path, is_untracked, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode))
                 entries[path] = entry
                 to_hash.append(entry)
             # a directory where a tracked file was: its files are listed as untracked
+        extras = _ignored_in_the_way(repo, entries, protect or [])
+        to_hash += [e for e in extras.values() if e.mode != MODE_LINK]
         for entry, oid in zip(to_hash, _hash_files(repo, [e.path for e in to_hash])):
             entry.oid = oid
 
@@ -353,9 +387,64 @@ def capture(repo: Repo) -> Capture:
         listing = b"".join(b"%s %s\t%s\0" % (e.mode.encode(), e.oid.encode(), e.path) for e in entries.values())
         repo.run(["update-index", "-z", "--index-info"], input=listing, env={"GIT_INDEX_FILE": tree_index})
         tree = repo.text(["write-tree"], env={"GIT_INDEX_FILE": tree_index})
+        ita: list[bytes] = []
+        if not notes and any(oid == EMPTY_BLOB and mode != MODE_GITLINK for mode, oid in indexed.values()):
+            in_tree = set(_split_z(repo.run(["ls-tree", "-r", "-z", "--name-only", "--full-tree", index_tree])))
+            ita = sorted(p for p, (mode, oid) in indexed.items() if oid == EMPTY_BLOB and p not in in_tree)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return Capture(head, head_tree, tree, index_tree, entries, notes)
+    cap = Capture(head, head_tree, tree, index_tree, entries, notes)
+    cap.extras = extras
+    cap.ita = ita
+    cap.modes = {e.path: e.perms for e in list(entries.values()) + list(extras.values())
+                 if e.perms >= 0 and e.perms not in DEFAULT_PERMS}
+    return cap
+
+
+def _ignored_in_the_way(repo: Repo, entries: dict[bytes, Entry], protect: list[bytes]) -> dict[bytes, Entry]:
+    """Files on disk, in no entry (ignored), that writing `protect` would
+    overwrite or delete: on a protected path, inside a directory standing on
+    one, or a file standing where a protected path needs a directory. Their
+    oids are filled in by the caller (symlinks here). The state dir is left out."""
+    found: dict[bytes, Entry] = {}
+    checked: set[bytes] = set()
+    state_prefix = STATE_DIR_NAME.encode() + b"/"
+
+    def add(path: bytes, st: os.stat_result) -> None:
+        if path in entries or path in found or path.startswith(state_prefix):
+            return
+        full = repo.abspath(path)
+        if stat.S_ISLNK(st.st_mode):
+            oid = repo.text(["hash-object", "-w", "--no-filters", "--stdin"], input=os.readlink(full))
+            found[path] = Entry(MODE_LINK, oid, path, True, st.st_size, st.st_mtime_ns)
+        elif stat.S_ISREG(st.st_mode):
+            mode = MODE_EXEC if st.st_mode & stat.S_IXUSR else MODE_FILE
+            found[path] = Entry(mode, "", path, True, st.st_size, st.st_mtime_ns, stat.S_IMODE(st.st_mode))
+
+    for path in protect:
+        if path in entries:
+            continue
+        parts = path.split(b"/")
+        for depth in range(1, len(parts) + 1):
+            prefix = b"/".join(parts[:depth])
+            if prefix in checked:
+                continue
+            checked.add(prefix)
+            try:
+                st = os.lstat(repo.abspath(prefix))
+            except OSError:
+                break  # nothing there, nor below
+            if stat.S_ISDIR(st.st_mode):
+                if depth == len(parts) and not os.path.lexists(os.path.join(repo.abspath(prefix), b".git")):
+                    for dirpath, dirs, files in os.walk(repo.abspath(prefix)):
+                        dirs[:] = [d for d in dirs if not os.path.lexists(os.path.join(dirpath, d, b".git"))]
+                        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+                            full = os.path.join(dirpath, name)
+                            add(os.path.relpath(full, os.fsencode(repo.top)), os.lstat(full))
+                continue
+            add(prefix, st)
+            break
+    return found
 
 
 # ---- snapshots as refs ----
@@ -374,20 +463,46 @@ def _files_changed(repo: Repo, base_tree: str, tree: str) -> int:
     return len(_split_z(repo.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base_tree, tree])))
 
 
+def _extras_tree(repo: Repo, cap: Capture) -> str:
+    """The tree of the extras commit (see the module docstring); "" when there is nothing to hold."""
+    if not (cap.extras or cap.ita or cap.modes):
+        return ""
+    records = [b"%s %s\t%s%s\0" % (e.mode.encode(), e.oid.encode(), EXTRAS_IGNORED, e.path) for e in cap.extras.values()]
+    if cap.ita:
+        oid = repo.text(["hash-object", "-w", "--stdin"], input=b"".join(p + b"\0" for p in cap.ita))
+        records.append(b"%s %s\t%s\0" % (MODE_FILE.encode(), oid.encode(), EXTRAS_ITA))
+    if cap.modes:
+        note = b"".join(b"%o %s\0" % (perms, path) for path, perms in sorted(cap.modes.items()))
+        oid = repo.text(["hash-object", "-w", "--stdin"], input=note)
+        records.append(b"%s %s\t%s\0" % (MODE_FILE.encode(), oid.encode(), EXTRAS_MODES))
+    tmp = tempfile.mkdtemp(prefix="ralph-extras-")
+    try:
+        index = os.path.join(tmp, "index")
+        repo.run(["update-index", "-z", "--index-info"], input=b"".join(records), env={"GIT_INDEX_FILE": index})
+        return repo.text(["write-tree"], env={"GIT_INDEX_FILE": index})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _write_snapshot(repo: Repo, cap: Capture, subject: str, fields: dict) -> tuple[str, str, str]:
     parents = [cap.head] if cap.head else []
     index_commit = _commit(repo, cap.index_tree, parents, "ralph snapshot: the index (staged changes)\n")
     fields = dict(fields)
     fields["Head"] = cap.head or "none"
     fields["Index"] = index_commit
+    extras_tree = _extras_tree(repo, cap)
+    extras = [_commit(repo, extras_tree, [], "ralph snapshot: ignored files, intent-to-add entries and modes\n")] if extras_tree else []
+    if extras:
+        fields["Extras"] = extras[0]
     fields["Files-Changed"] = str(_files_changed(repo, cap.head_tree, cap.tree))
     if cap.notes:
         fields["Note"] = "; ".join(cap.notes)
     from ralph.rules.redact import redact
 
-    trailers = "".join(f"Ralph-{key}: {_one_line(redact(str(fields[key])))}\n" for key in TRAILER_KEYS if fields.get(key) not in (None, ""))
+    trailers = "".join(f"Ralph-{key}: {_one_line(redact(str(fields[key])) if key in FREE_TEXT_TRAILERS else fields[key])}\n"
+                       for key in TRAILER_KEYS if fields.get(key) not in (None, ""))
     message = f"{_one_line(redact(subject), 200)}\n\n{trailers}"
-    sha = _commit(repo, cap.tree, parents + [index_commit], message)
+    sha = _commit(repo, cap.tree, parents + [index_commit] + extras, message)
     snap_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + sha[:8]
     ref = REF_PREFIX + snap_id
     existing = repo.commit_exists(ref)
@@ -401,7 +516,7 @@ def _verify_snapshot(repo: Repo, ref: str, sha: str, cap: Capture) -> None:
     """The ref resolves, and every object a restore needs is readable."""
     if repo.commit_exists(ref) != sha:
         raise RollbackError(f"snapshot {ref} did not resolve to {sha} after writing it")
-    wanted = [sha, cap.tree, cap.index_tree] + [e.oid for e in cap.entries.values() if e.mode != MODE_GITLINK]
+    wanted = [sha, cap.tree, cap.index_tree] + [e.oid for e in list(cap.entries.values()) + list(cap.extras.values()) if e.mode != MODE_GITLINK]
     out = repo.run(["cat-file", "--batch-check"], input="\n".join(wanted).encode() + b"\n")
     missing = [line for line in out.decode().splitlines() if line.endswith(" missing")]
     if missing:
@@ -462,7 +577,8 @@ def _snapshots(repo: Repo) -> list[Snapshot]:
         pos = end + 1 + size + 1
         tree, parents, when, subject, fields = _parse_commit(raw)
         index_commit = fields.get("Index") or (parents[1] if len(parents) > 1 else "")
-        found.append(Snapshot(ref[len(REF_PREFIX):], ref, sha, when, subject, fields, tree, index_commit))
+        extras_commit = fields.get("Extras", "") if fields.get("Extras", "") in parents else ""
+        found.append(Snapshot(ref[len(REF_PREFIX):], ref, sha, when, subject, fields, tree, index_commit, extras_commit))
     found.sort(key=lambda s: (s.time, s.id))
     return found
 
@@ -518,9 +634,29 @@ LOCK_NAME = "ralph-rollback.lock"
 STALE_LOCK_SECONDS = 600
 
 
+def _holder_gone(path: str) -> bool:
+    """The lock names a process of this machine that no longer runs (a
+    holder killed with SIGKILL)."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            pid = int(f.read(32).strip())
+    except (OSError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class _Lock:
     """One rollback or restore at a time per repository (parallel hook processes).
-    An O_EXCL file in the git dir, as git's own locks; a stale one is taken over."""
+    An O_EXCL file in the git dir, as git's own locks; a stale one (its holder
+    is gone, or it is older than STALE_LOCK_SECONDS) is taken over."""
 
     __slots__ = ("path", "held")
 
@@ -537,7 +673,7 @@ class _Lock:
                     age = time.time() - os.stat(self.path).st_mtime
                 except FileNotFoundError:
                     continue
-                if age > STALE_LOCK_SECONDS:
+                if age > STALE_LOCK_SECONDS or _holder_gone(self.path):
                     os.unlink(self.path)
                     continue
                 raise RollbackError(f"another ralph rollback or restore is running in this repository ({self.path} exists; remove it if no ralph process is running)") from None
@@ -579,7 +715,7 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         return
     result.checkpoint = target
     try:
-        cap = capture(repo)
+        cap = capture(repo, _split_z(repo.run(["ls-tree", "-r", "-z", "--name-only", "--full-tree", target])))
         if not cap.dirty and cap.head == target:
             result.message = (
                 f"nothing to roll back: the work tree, index and HEAD already match checkpoint {target[:12]} "
@@ -620,6 +756,7 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
                 continue
             os.unlink(full)
             _remove_empty_parents(repo, entry.path)
+        _keep_permissions(repo, cap.modes)
         now = repo.head()
         if now != target:
             raise RollbackError(f"HEAD is {now} after the reset, expected {target}")
@@ -632,7 +769,89 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         result.message += f"; left {len(skipped)} file(s) that changed while saving: {', '.join(skipped[:5])}"
 
 
+def _keep_permissions(repo: Repo, modes: dict[bytes, int]) -> None:
+    """After a reset: files it rewrote get their recorded read/write bits
+    back (a 0600 file stays 0600); the exec bit stays as git set it."""
+    for path, perms in modes.items():
+        full = repo.abspath(path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        wanted = (perms & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111)
+        if stat.S_IMODE(st.st_mode) != wanted:
+            os.chmod(full, wanted)
+
+
 # ---- restore: bring a snapshot back ----
+
+
+class Extras:
+    """A snapshot's extras commit, read back."""
+
+    __slots__ = ("ignored", "ita", "modes")
+
+    def __init__(self) -> None:
+        self.ignored: dict[bytes, tuple[str, str]] = {}
+        self.ita: list[bytes] = []
+        self.modes: dict[bytes, int] = {}
+
+
+def _read_extras(repo: Repo, commit: str) -> Extras:
+    extras = Extras()
+    if not commit:
+        return extras
+    entries = _tree_entries(repo, repo.tree_of(commit))
+    blobs = _read_blobs(repo, [entries[name][1] for name in (EXTRAS_ITA, EXTRAS_MODES) if name in entries])
+    for path, (mode, oid) in entries.items():
+        if path.startswith(EXTRAS_IGNORED):
+            extras.ignored[path[len(EXTRAS_IGNORED):]] = (mode, oid)
+    if EXTRAS_ITA in entries:
+        extras.ita = _split_z(blobs[entries[EXTRAS_ITA][1]])
+    if EXTRAS_MODES in entries:
+        for record in _split_z(blobs[entries[EXTRAS_MODES][1]]):
+            perms, _, path = record.partition(b" ")
+            extras.modes[path] = int(perms, 8)
+    return extras
+
+
+def _extras_in_place(cap: Capture, extras: Extras) -> bool:
+    for path, (mode, oid) in extras.ignored.items():
+        have = cap.extras.get(path) or cap.entries.get(path)
+        if have is None or (have.mode, have.oid) != (mode, oid):
+            return False
+    return set(cap.ita) == set(extras.ita) and all(cap.modes.get(p) == m for p, m in extras.modes.items())
+
+
+def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
+    """After the tree and index: intent-to-add entries, ignored files, modes."""
+    present = [p for p in extras.ita if os.path.lexists(repo.abspath(p))]
+    if present:
+        repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in present]])
+    if len(present) < len(extras.ita):
+        notes.append(f"{len(extras.ita) - len(present)} intent-to-add path(s) are not in the snapshot's files and stay unstaged")
+    wanted = [(p, mode, oid) for p, (mode, oid) in extras.ignored.items()]
+    blobs = _read_blobs(repo, [oid for _, _, oid in wanted])
+    for path, mode, oid in wanted:
+        full = repo.abspath(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            try:
+                os.rmdir(full)  # an empty directory the tree left behind; a full one is never removed
+            except OSError:
+                notes.append(f"{os.fsdecode(path)} is a directory now; its saved ignored file was not written back")
+                continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        _write_file(full, blobs[oid], mode)
+    for path, perms in extras.modes.items():
+        full = repo.abspath(path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != perms:
+            os.chmod(full, perms)
 
 
 def _tree_entries(repo: Repo, tree: str) -> dict[bytes, tuple[str, str]]:
@@ -706,9 +925,17 @@ def _conflicts(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tupl
     return problems
 
 
-def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]]) -> None:
+def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]]) -> list[bytes]:
+    """Write the target tree over the current entries. Untracked files that
+    are not in the target and not in its way are left for the caller
+    (returned): whether they go depends on the restored ignore rules."""
+    target_dirs = {path[:i] for path in target for i in range(len(path)) if path[i:i + 1] == b"/"}
+    deferred = []
     for path, entry in current.items():
         if path in target or entry.mode == MODE_GITLINK:
+            continue
+        if entry.untracked and path not in target_dirs:
+            deferred.append(path)
             continue
         full = repo.abspath(path)
         if os.path.lexists(full) and not os.path.isdir(full) or os.path.islink(full):
@@ -728,6 +955,24 @@ def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tup
         if os.path.isdir(full) and not os.path.islink(full):
             shutil.rmtree(full)  # checked by _conflicts: holds only files being deleted (now gone)
         _write_file(full, blobs[oid], mode)
+    return deferred
+
+
+def _remove_unignored(repo: Repo, paths: list[bytes]) -> None:
+    """Untracked files the snapshot does not have: removed (they are in the
+    pre-restore snapshot), unless the restored ignore rules ignore them: an
+    ignored file was there, untouched, when the snapshot was taken."""
+    if not paths:
+        return
+    out = repo.run(["check-ignore", "-z", "--stdin"], input=b"".join(p + b"\0" for p in paths), ok=(0, 1))
+    ignored = set(_split_z(out))
+    for path in paths:
+        if path in ignored:
+            continue
+        full = repo.abspath(path)
+        if os.path.lexists(full) and (os.path.islink(full) or not os.path.isdir(full)):
+            os.unlink(full)
+            _remove_empty_parents(repo, path)
 
 
 def restore_snapshot(root: str, id: str, *, force: bool = False) -> RestoreResult:
@@ -758,22 +1003,26 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
                 f"Use `ralph rollbacks restore {snap.id} --force` to put its files and index back on top of the current HEAD "
                 "(your current work is saved first), or check out its base commit first."
             )
-    cap = capture(repo)
     target = _tree_entries(repo, snap.tree)
-    if not move_to and cap.tree == snap.tree and cap.index_tree == index_tree:
+    extras = _read_extras(repo, snap.extras_commit)
+    cap = capture(repo, list(target) + list(extras.ignored))
+    if not move_to and cap.tree == snap.tree and cap.index_tree == index_tree and _extras_in_place(cap, extras):
         return RestoreResult(snap.id, f"{snap.id} is already in place; nothing to do", None, "")
     problems = _conflicts(repo, cap.entries, target, force)
     if problems:
         raise RollbackError(f"cannot restore {snap.id}; nothing was changed: " + "; ".join(problems[:10]))
     pre = None
-    if cap.dirty:
+    if cap.dirty or cap.extras:
         fields = {"Trigger": f"before restoring {snap.id}"}
         pre_id, pre_ref, pre_sha = _write_snapshot(repo, cap, f"ralph pre-restore: work in progress before restoring {snap.id}", dict(fields, Kind="pre-restore"))
         pre = find_snapshot(repo, pre_id)
     if move_to:
         repo.run(["update-ref", "-m", f"ralph rollbacks restore {snap.id}", "HEAD", move_to, head or ""])
-    _apply_tree(repo, cap.entries, target)
+    leftovers = _apply_tree(repo, cap.entries, target)
     repo.run(["read-tree", index_tree])
+    _remove_unignored(repo, leftovers)
+    notes: list[str] = []
+    _apply_extras(repo, extras, notes)
     repo.run(["update-index", "-q", "--refresh"], ok=(0, 1))
     after = capture(repo)
     if after.tree != snap.tree or after.index_tree != index_tree:
@@ -786,4 +1035,5 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
         parts.append(f"your uncommitted work was saved first as {pre.id} (`ralph rollbacks restore {pre.id}` brings it back)")
     if base != head and not move_to:
         parts.append(f"HEAD stays at {head[:12] if head else 'unborn'}; `git diff` shows the restored changes against it")
+    parts.extend(notes)
     return RestoreResult(snap.id, "; ".join(parts), pre, move_to)

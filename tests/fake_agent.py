@@ -18,6 +18,8 @@ Steps (objects with one main key):
     {"sleep": 2.5}
     {"spawn_sleeper": "path"}                   start `sleep 300` in the background, write its pid
     {"pid_file": "path"}                        write our own pid
+    {"log_pids": "path"}                        start `sleep 300` in the background and append
+                                                "<our pid> <its pid>" to the file
     {"ignore_term": true}                       ignore SIGTERM from now on (a hung agent)
     {"exit": 3}                                 exit with that code now
     {"crash": true}                             die from SIGKILL (no cleanup, no output)
@@ -123,6 +125,10 @@ class Agent:
             child = subprocess.Popen(["sleep", "300"])
             with open(step["spawn_sleeper"], "w") as f:
                 f.write(str(child.pid))
+        elif "log_pids" in step:
+            child = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(step["log_pids"], "a") as f:
+                f.write(f"{os.getpid()} {child.pid}\n")
         elif "ignore_term" in step:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
         elif "pid_file" in step:

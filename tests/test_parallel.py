@@ -42,7 +42,7 @@ def test_parallel_reads_lose_nothing(repo: str) -> None:
     with open(reads_log) as f:
         lines = f.read().splitlines()
     assert len(lines) == len(paths)
-    recorded = {json.loads(line.split(" ", 3)[3]) for line in lines}
+    recorded = {json.loads(line.split(" ", 4)[4]) for line in lines}  # time dev ino ctime path
     assert recorded == set(paths)
     for path in (paths[0], paths[-1], paths[len(paths) // 2]):
         edit = load_payload("PreToolUse_Edit", repo)

@@ -145,17 +145,19 @@ def test_reused_inode_never_counts_as_read(repo: str) -> None:
     assert not run_hook("pre-tool", edit_payload(repo, {"tool": "Edit", "path": kept}), repo).denied
 
 
-def test_generation_rules_without_birth_time() -> None:
+def test_generation_rules() -> None:
     from ralph.rules.read_before_edit import FileIdentity
 
-    read = FileIdentity("/p/a", 1, 7, True, ctime=100)
+    read = FileIdentity("/p/a", 1, 7, True, ctime=100, read_at=1000)
+    # no birth time: the ctime recorded at the read must not have moved
     assert FileIdentity("/p/hard-link", 1, 7, True, ctime=100).same_file(read)
-    assert not FileIdentity("/p/b", 1, 7, True, ctime=250).same_file(read)  # inode changed (or reused) since the read
+    assert not FileIdentity("/p/b", 1, 7, True, ctime=250).same_file(read)  # changed, or reused, since the read
     assert FileIdentity("/p/a", 1, 9, True, ctime=250).same_file(read)  # same path: replaced by rename
-    born = FileIdentity("/p/a", 1, 7, True, birth=5, ctime=100)
-    assert FileIdentity("/p/link", 1, 7, True, birth=5, ctime=300).same_file(born)  # edited since: same birth
-    assert not FileIdentity("/p/c", 1, 7, True, birth=6, ctime=100).same_file(born)
+    # birth time: born before the read is the file that was read, even edited since
+    assert FileIdentity("/p/link", 1, 7, True, birth=900, ctime=300).same_file(read)
+    assert not FileIdentity("/p/c", 1, 7, True, birth=1001, ctime=100).same_file(read)
     assert not FileIdentity("/p/c", 1, 7, True).same_file(FileIdentity("/p/a", 1, 7, True))  # unknown: not the same
+    assert FileIdentity("/p/c", 1, 7, True).needs_birth([read]) and not FileIdentity("/p/a", 1, 7, True).needs_birth([read])
 
 
 def test_records_from_before_generations_count_for_their_path_only(repo: str) -> None:

@@ -466,7 +466,7 @@ def test_one_rollback_at_a_time(tmp_path):
     untracked_files(repo)
     before = full_state(repo)
     lock = repo / ".git" / rollback.LOCK_NAME
-    lock.write_text("12345\n")
+    lock.write_text(f"{os.getpid()}\n")  # a live holder
     result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved and "another ralph rollback" in result.message
     assert full_state(repo) == before and lock.exists()
@@ -477,6 +477,13 @@ def test_one_rollback_at_a_time(tmp_path):
     result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert not lock.exists()
+    # a holder killed with SIGKILL: taken over at once
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    lock.write_text(f"{gone.pid}\n")
+    write(repo, "more.txt", "more\n")
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
 
 
 def test_linked_worktree(tmp_path):
@@ -631,3 +638,188 @@ def test_policy_module_stays_light():
     added = _imported("import ralph.rules.rollback_policy") - _imported("pass")
     forbidden = {"dataclasses", "typing", "pathlib", "argparse", "subprocess", "orjson", "tomllib", "logging", "inspect"}
     assert not added & forbidden, added & forbidden
+
+
+# ---- what a reset would destroy that git's trees do not hold (issue 14) ----
+
+
+def test_file_untracked_and_ignored_after_the_checkpoint_then_edited_is_saved(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "--cached", "src/app.py")
+    with open(repo / ".gitignore", "a") as f:
+        f.write("src/app.py\n")
+    git(repo, "commit", "-q", "-am", "agent: stop tracking app.py")
+    write(repo, "src/app.py", "def f():\n    return 'only copy of this work'\n")
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"  # the reset put the checkpoint's back
+    [snap] = rollback.list_snapshots(str(repo))
+    assert snap.extras_commit and git(repo, "show", f"{snap.extras_commit}:ignored/src/app.py") == b"def f():\n    return 'only copy of this work'\n"
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+def test_ignored_file_in_the_way_of_a_checkpoint_directory_is_saved(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "-r", "--cached", "src")
+    git(repo, "commit", "-q", "-m", "agent: drop src")
+    os.unlink(repo / "src/app.py")
+    os.rmdir(repo / "src")
+    write(repo, "src", "a plain file named src, ignored\n")
+    write(repo, ".git/info/exclude", "src\n")
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+def test_intent_to_add_entries_come_back(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "planned.py", "x = 1\n")
+    write(repo, "also planned.txt", "")
+    git(repo, "add", "-N", "planned.py", "also planned.txt")
+    before = full_state(repo)
+    status = git(repo, "status", "--porcelain=v2")
+    assert status.count(b" .A ") == 2
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored and not (repo / "planned.py").exists()
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+    assert git(repo, "status", "--porcelain=v2") == status
+
+
+def test_permission_bits_beyond_exec_are_kept(tmp_path):
+    repo = make_repo(tmp_path)
+    write(repo, "secrets.env", "TOKEN=1\n", 0o600)
+    git(repo, "add", "secrets.env")
+    git(repo, "commit", "-q", "-m", "secrets file")
+    os.chmod(repo / "secrets.env", 0o600)
+    checkpoint = head(repo)
+    write(repo, "secrets.env", "TOKEN=2\n")  # rewritten by the reset: must stay 0600
+    write(repo, "new-key.pem", "key\n", 0o600)
+    write(repo, "group.sh", "#!/bin/sh\n", 0o750)
+    before = full_state(repo)
+    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert stat.S_IMODE(os.stat(repo / "secrets.env").st_mode) == 0o600
+    assert (repo / "secrets.env").read_text() == "TOKEN=1\n"
+    rollback.restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+# ---- property: rollback + restore reproduces every byte and mode ----
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+PATHS = ["a", "b.txt", "d/c", "d/e", "d/f/g", "x.log", "d/y.log", "h", "d"]
+PERMS = [0o644, 0o600, 0o755, 0o700, 0o640]
+FUZZ_EXAMPLES = int(os.environ.get("RALPH_ROLLBACK_EXAMPLES", "25"))
+
+contents = st.sampled_from([b"", b"one\n", b"two\n", b"\x00\xff binary", b"crlf\r\n"])
+file_spec = st.one_of(
+    st.tuples(st.just("file"), contents, st.sampled_from(PERMS)),
+    st.tuples(st.just("link"), st.sampled_from(["a", "d/c", "missing"])),
+)
+operations = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(PATHS), contents, st.sampled_from(PERMS)),
+    st.tuples(st.just("delete"), st.sampled_from(PATHS)),
+    st.tuples(st.just("chmod"), st.sampled_from(PATHS), st.sampled_from(PERMS)),
+    st.tuples(st.just("stage"), st.sampled_from(PATHS)),
+    st.tuples(st.just("stage_ignored"), st.sampled_from(PATHS)),
+    st.tuples(st.just("intent_to_add"), st.sampled_from(PATHS)),
+    st.tuples(st.just("untrack_and_ignore"), st.sampled_from(PATHS)),
+    st.tuples(st.just("symlink"), st.sampled_from(PATHS), st.sampled_from(["a", "../outside", "d"])),
+    st.tuples(st.just("commit")),
+)
+
+
+def place(repo, rel: str, spec: tuple) -> bool:
+    """Put a file or link at rel; False when something is in the way."""
+    full = os.path.join(repo, rel)
+    parent = os.path.dirname(full)
+    probe = parent
+    while probe != repo:
+        if os.path.lexists(probe) and not os.path.isdir(probe) or os.path.islink(probe):
+            return False
+        probe = os.path.dirname(probe)
+    if os.path.isdir(full) and not os.path.islink(full):
+        return False
+    os.makedirs(parent, exist_ok=True)
+    if os.path.lexists(full):
+        os.unlink(full)
+    if spec[0] == "link":
+        os.symlink(spec[1], full)
+    else:
+        with open(full, "wb") as f:
+            f.write(spec[1])
+        os.chmod(full, spec[2])
+    return True
+
+
+def apply(repo, op: tuple) -> None:
+    kind, *args = op
+    full = os.path.join(repo, args[0]) if args else ""
+    if kind == "write":
+        place(repo, args[0], ("file", args[1], args[2]))
+    elif kind == "symlink":
+        place(repo, args[0], ("link", args[1]))
+    elif kind == "delete" and (os.path.islink(full) or os.path.isfile(full)):
+        os.unlink(full)
+    elif kind == "chmod" and os.path.isfile(full) and not os.path.islink(full):
+        os.chmod(full, args[1])
+    elif kind == "stage":
+        git(repo, "add", "-A", "--", args[0], check=False)
+    elif kind == "stage_ignored":
+        git(repo, "add", "-f", "--", args[0], check=False)
+    elif kind == "intent_to_add":
+        git(repo, "add", "-N", "--", args[0], check=False)
+    elif kind == "untrack_and_ignore":
+        git(repo, "rm", "-q", "-r", "--cached", "--", args[0], check=False)
+        with open(os.path.join(repo, ".gitignore"), "a") as f:
+            f.write(f"/{args[0]}\n")
+    elif kind == "commit":
+        git(repo, "commit", "-q", "--allow-empty", "--no-verify", "-m", "agent commit", check=False)
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(checkpoint=st.dictionaries(st.sampled_from(PATHS), file_spec, max_size=6), ops=st.lists(operations, max_size=10))
+def test_rollback_then_restore_reproduces_every_byte_and_mode(checkpoint, ops):
+    import shutil
+    import tempfile
+
+    old_umask = os.umask(0o022)
+    top = tempfile.mkdtemp(prefix="ralph-rollback-fuzz-")
+    try:
+        repo = os.path.join(top, "repo")
+        os.makedirs(repo)
+        git(repo, "init", "-q", "-b", "main")
+        write(repo, ".gitignore", "*.log\n")
+        for rel, spec in checkpoint.items():
+            place(repo, rel, spec)
+        git(repo, "add", "-A")
+        if os.path.lexists(os.path.join(repo, "x.log")):
+            git(repo, "add", "-f", "x.log")  # ignored, but tracked at the checkpoint
+        git(repo, "commit", "-q", "-m", "checkpoint")
+        at_checkpoint = head(repo)
+        index_at_checkpoint = index_state(repo)
+        for op in ops:
+            apply(repo, op)
+        before = full_state(repo)
+        result = rollback.save_and_restore(repo, at_checkpoint, story="S", iteration=1, trigger="fuzz")
+        if not result.restored:
+            assert "nothing to roll back" in result.message, result.message
+            assert full_state(repo) == before
+            return
+        assert head(repo) == at_checkpoint and index_state(repo) == index_at_checkpoint
+        restored = rollback.restore_snapshot(repo, result.id)
+        assert full_state(repo) == before, (ops, restored.message)
+    finally:
+        os.umask(old_umask)
+        shutil.rmtree(top, ignore_errors=True)

@@ -156,3 +156,19 @@ def test_sixty_megabyte_command_is_judged_on_a_bounded_prefix(repo: str) -> None
     out = json.loads(raw_hook("pre-tool", json.dumps(pre).encode(), repo).stdout)
     reason = out["hookSpecificOutput"]["permissionDecisionReason"]
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny" and "characters long" in reason
+
+
+def test_iteration_log_redacts_across_chunks_and_key_blocks(tmp_path) -> None:
+    from ralph.loop.proc import RedactedLog
+
+    path = tmp_path / "iteration.log"
+    log = RedactedLog(open(path, "ab"))
+    text = (f"run with ANTHROPIC_API_KEY={ANTHROPIC}\nkey follows:\n{PRIVATE_KEY}\nafter the key\n"
+            f"no newline at the end {GITHUB}").encode()
+    for start in range(0, len(text), 7):  # output arrives in arbitrary pieces
+        log.write(text[start:start + 7])
+    log.close()
+    written = path.read_bytes().decode("utf-8")
+    assert "PLANTED" not in written
+    assert written.splitlines() == ["run with ANTHROPIC_API_KEY=[REDACTED:anthropic_key]", "key follows:",
+                                    "[REDACTED:private_key]", "after the key", "no newline at the end [REDACTED:github_token]"]

@@ -104,6 +104,8 @@ def check_edit(call: HookCall) -> Outcome:
         return allow()  # the client rejects an edit without a path
     target = reads.identify(target_path, call.cwd)
     known = reads.known_files(call.state_dir, call.session_id, call.problems) if target.exists else []
+    if target.needs_birth(known):  # an inode read under another name: is it still that file?
+        target.birth = reads.birth_time_ns(target.path)
     decision = judge_edit(call.tool_name, target_path, target, known)
     if not decision.allowed and target.exists and reads.case_insensitive_dir(call.root):
         # Only a file replaced by rename lands here on a case-folding filesystem.

@@ -258,6 +258,9 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
         record["output_cut"] = True
     if run is not None:
         record.update(run_id=run.run_id, iteration=run.iteration, story=run.story_id)
+    from ralph.rules.redact import redact
+
+    record = redact(record)  # the history never keeps a secret; the policy compares it with what the history holds
     path = history_path(call.state_dir, run, call.session_id)
     in_loop = run is not None and run.stage in ROLLBACK_STAGES
     history = load_history(path, run.iteration) if in_loop and verdict.verdict in ("fail", "pass") else []
@@ -268,9 +271,8 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
         test_baseline.mark(record, test_baseline.baseline_failures(history))
     try:
         from ralph.project import append_line
-        from ralph.rules.redact import redact
 
-        append_line(path, json.dumps(redact(record), ensure_ascii=False))  # the log never keeps a secret
+        append_line(path, json.dumps(record, ensure_ascii=False))
     except OSError as e:
         call.problems.append(f"could not record the test run in {path}: {e}")
     if verdict.verdict != "fail":

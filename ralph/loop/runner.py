@@ -18,10 +18,10 @@ from ralph.failures import record_failure, recent_failures
 from ralph.plan import PlanError, Story, load_stories, set_story_state, story_state
 from ralph.project import atomic_write, state_dir as make_state_dir
 
-from ralph.loop import paths, prompt as prompts, records
+from ralph.loop import paths, prompt as prompts, records, recovery
 from ralph.loop.display import Display, format_duration
 from ralph.loop.guarding import LoopGuard
-from ralph.loop.proc import GitError, Interrupts, RedactedLog, git, head_sha, run_streaming
+from ralph.loop.proc import GitError, Interrupts, RedactedLog, Watchdog, git, head_sha, process_identity, run_streaming
 from ralph.loop.settings import LoopSettings, Stage, resolve
 
 # finish type -> exit code (manual: 128 + the signal number, so 130 / 143)
@@ -156,6 +156,7 @@ class Runner(LoopGuard):
             "checkpoint": checkpoint,
             "started": started,
             "pid": os.getpid(),
+            "loop": process_identity(os.getpid()),  # the next run tells a live loop from a killed one
             "stage": self.stage.mode,
             "stage_name": self.stage.name,
             "run_started": self.started_at,
@@ -226,6 +227,7 @@ class Runner(LoopGuard):
         try:
             try:
                 head_sha(self.root)
+                self.recover_from_crash()
                 self.ensure_gitignore()
                 self.prepare_sandbox()
                 self.load_hooks()
@@ -257,7 +259,41 @@ class Runner(LoopGuard):
                 return self.finish(Finish("error", str(e)))
         finally:
             self.interrupts.restore()
+            if self.interrupts.watchdog is not None:
+                self.interrupts.watchdog.close()
             self.display.close()
+
+    # ---- crash consistency (ralph.loop.recovery) ----
+
+    def recover_from_crash(self) -> None:
+        """Before touching anything: end what a killed run left running, clean
+        its temp files, and untick a story done without its commit. Then make
+        sure this run's children die with it."""
+        previous = records.read_run_state(self.state_dir)
+        try:
+            done = recovery.recover(self.root, self.state_dir, previous, [self.plan_path, self.progress_path])
+        except recovery.AnotherLoopRunning as e:
+            raise Finish("error", str(e)) from None
+        previous_id = (previous or {}).get("run_id")
+        for story_id, sentence in done:
+            self.display.message(f"recovered: {sentence}")
+            self.fail(story_id, "crash", f"the loop was killed (run {previous_id}); on restart: {sentence}")
+        if done:
+            records.append_event(self.state_dir, {"event": "crash_recovery", "run_id": self.run_id, "at": records.utc_now(),
+                                                  "previous_run": previous_id, "actions": [sentence for _, sentence in done]})
+        self.interrupts.watchdog = Watchdog.start()
+        self.interrupts.on_group = self.record_child_group
+
+    def record_child_group(self, pgid: int) -> None:
+        """run.json names the running child group, for the next run if this one is killed."""
+        state = getattr(self, "state", None)
+        if state is None:
+            return
+        state["child_group"] = process_identity(pgid)
+        try:
+            records.write_run_state(self.state_dir, state)
+        except OSError as e:
+            self.display.message(f"could not record the child process group in run.json: {e}")
 
     def final_finish(self) -> Finish:
         """After the last stage: complete, or blocked when stories were skipped."""
@@ -556,6 +592,12 @@ class Runner(LoopGuard):
                 progress_before = f.read()
         except OSError:
             pass
+        recovery.write_intent(self.state_dir, {
+            "run_id": self.run_id, "iteration": self.iteration, "story": story.id, "plan": self.plan_rel,
+            "progress": paths.relative(self.root, self.progress_path),
+            "progress_size": -1 if progress_before is None else len(progress_before), "checkpoint": head_sha(self.root),
+            "at": records.utc_now(),
+        })
         set_story_state(self.plan_path, story.id, "done")
         records.append_progress(self.progress_path, story.id, story.title, self.iteration, self.run_id)
         message = f"feat({story.id}): {story.title}".rstrip()
@@ -571,9 +613,11 @@ class Runner(LoopGuard):
                     pass
             else:
                 atomic_write(self.progress_path, progress_before)
+            recovery.clear_intent(self.state_dir)
             self.fail(story.id, "commit", f"git refused the commit (exit {code}); the story stays open", out[-3000:])
             event["commit_error"] = out[-500:]
             return "commit_failed", False
+        recovery.clear_intent(self.state_dir)
         event["commit"] = head_sha(self.root)
         self.done_this_run.append(story.id)
         return "done", True

@@ -8,10 +8,12 @@ key, so a file replaced by rename (new inode, same name) still counts as read.
 
 The generation tells a reused inode from the file that had it: filesystems
 give a deleted file's inode number to the next new file at once (ext4 does),
-and that file was never read. It is the birth time (statx) where the
-filesystem keeps one; elsewhere the inode's ctime recorded at the read must
-not have moved since (a change after the read, or a new file on the old
-inode, both move it).
+and that file was never read. Where the filesystem keeps a birth time
+(statx), the file must have been born before the read was recorded; elsewhere
+the inode's ctime recorded at the read must not have moved since (a change
+after the read, or a new file on the old inode, both move it). Only an inode
+match under another path needs the generation, so the caller looks the birth
+time up only then (it costs an import on the hot path).
 """
 from __future__ import annotations
 
@@ -25,24 +27,33 @@ EDIT_TOOLS = {
 
 
 class FileIdentity:
-    __slots__ = ("path", "dev", "ino", "exists", "case_insensitive", "birth", "ctime")
+    """A file as it is now (`birth`, when looked up), or as a read recorded it (`read_at`)."""
+
+    __slots__ = ("path", "dev", "ino", "exists", "case_insensitive", "birth", "ctime", "read_at")
 
     def __init__(self, path: str, dev: int = 0, ino: int = 0, exists: bool = False, case_insensitive: bool = False,
-                 birth: int = 0, ctime: int = 0) -> None:
+                 birth: int = 0, ctime: int = 0, read_at: int = 0) -> None:
         self.path = path
         self.dev = dev
         self.ino = ino
         self.exists = exists
         self.case_insensitive = case_insensitive
-        self.birth = birth  # birth time in ns; 0 where the filesystem keeps none
+        self.birth = birth  # birth time in ns; 0: not looked up, or the filesystem keeps none
         self.ctime = ctime  # inode change time in ns; 0 unknown (a record from before generations)
+        self.read_at = read_at  # when a read was recorded, ns; 0 for a file as it is now
 
     def same_generation(self, other: FileIdentity) -> bool:
         """The same inode number is the same file only if it was not freed and
         given to another file in between. Unknown: not the same."""
-        if self.birth and other.birth:
-            return self.birth == other.birth
+        for now, read in ((self, other), (other, self)):
+            if now.birth and read.read_at:
+                return now.birth <= read.read_at  # born after the read: another file on a reused inode
         return bool(self.ctime and other.ctime) and self.ctime == other.ctime
+
+    def needs_birth(self, known: list[FileIdentity]) -> bool:
+        """Does judging this file against the reads need its birth time?"""
+        return bool(self.exists and self.ino) and any(
+            (r.dev, r.ino) == (self.dev, self.ino) and r.path != self.path for r in known)
 
     def same_file(self, other: FileIdentity) -> bool:
         if (self.exists and other.exists and self.ino and (self.dev, self.ino) == (other.dev, other.ino)

@@ -61,12 +61,15 @@ SECRET_PATTERNS = (
 
 # Every pattern above needs one of these (case-sensitive, then lowercase)
 # substrings: a text with none of them is left alone without importing `re`,
-# which the hot path otherwise never loads.
+# which the hot path otherwise never loads. A secret-looking name counts only
+# with a `=` or `:` in the text, or as a `-name` option (paths such as
+# src/keyboard.py stay on the fast path).
 MARKERS = ("PRIVATE KEY", "AKIA", "ASIA", "AROA", "AIDA", "AIza", "eyJ")
 LOWER_MARKERS = (
     "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack", "_live_", "_test_",
-    "npm_", "bearer", "basic", "token", "://", "pass", "pwd", "secret", "key", "credential",
+    "npm_", "bearer", "basic", "token", "://",
 )
+NAME_MARKERS = ("pass", "pwd", "secret", "key", "credential", "token")
 
 _compiled: list = []
 
@@ -101,7 +104,12 @@ def might_hold_secret(text: str) -> bool:
     if any(marker in text for marker in MARKERS):
         return True
     lowered = text.lower()
-    return any(marker in lowered for marker in LOWER_MARKERS)
+    if any(marker in lowered for marker in LOWER_MARKERS):
+        return True
+    named = [marker for marker in NAME_MARKERS if marker in lowered]
+    if not named:
+        return False
+    return "=" in text or ":" in text or "--" in text or " -" in text or any("-" + marker in lowered for marker in named)
 
 
 def redact(value: object, limit: int | None = None, *, tail: bool = False) -> object:

@@ -1,0 +1,186 @@
+"""Crash consistency: what a ralph-loop killed with SIGKILL (the OOM killer,
+`kill -9`, a closed lid) left behind, put right when the next run starts,
+before it touches anything.
+
+The plan must never be ahead of git: a story marked done has its
+`feat(ID): title` commit. Two records make that checkable after a crash:
+
+- `.ralph/run.json` says which story the killed run worked on, from which
+  checkpoint, and which child process group (agent or verify) was running;
+- `.ralph/commit_intent.json` is written (temp file + rename) before the loop
+  ticks a verified story and commits it, and removed once the commit is made
+  or undone.
+
+On start, `recover()`:
+1. refuses to run beside a ralph-loop that is still alive on this project;
+2. kills the killed run's child group if it is still running (the agent and
+   whatever it started), recognised by its leader's start time;
+3. removes temp files (`.<name>.<pid>.tmp`) whose writer is gone;
+4. for the story in the intent record, and the killed run's story: if it is
+   marked done but has no `feat(ID)` commit since its checkpoint, marks it to
+   do again (its work stays in the tree, uncommitted; the next iteration
+   re-verifies it before it is committed) and takes back the progress note the
+   interrupted commit added;
+5. says what it did: on the terminal, in events.jsonl (`crash_recovery`) and
+   in failures.jsonl, so the next prompt tells the agent too.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from ralph.plan import PlanError, set_story_state, story_state
+from ralph.project import atomic_write
+
+from ralph.loop.proc import end_recorded_group, git, is_same_process
+
+INTENT_FILE = "commit_intent.json"
+TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.project.atomic_write's temp names
+
+
+class AnotherLoopRunning(Exception):
+    pass
+
+
+def write_intent(state_dir: str, record: dict) -> None:
+    atomic_write(os.path.join(state_dir, INTENT_FILE), json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+
+
+def clear_intent(state_dir: str) -> None:
+    try:
+        os.unlink(os.path.join(state_dir, INTENT_FILE))
+    except FileNotFoundError:
+        pass
+
+
+def read_intent(state_dir: str) -> dict | None:
+    try:
+        with open(os.path.join(state_dir, INTENT_FILE), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_temp_files(directories: list[str]) -> list[str]:
+    """Remove `.<name>.<pid>.tmp` files whose writer is no longer running
+    (a live writer, a hook mid-write, keeps its file). Walks each directory."""
+    removed = []
+    seen: set[str] = set()
+    for top in directories:
+        if not top or not os.path.isdir(top):
+            continue
+        for dirpath, _dirs, files in os.walk(top):
+            if dirpath in seen:
+                continue
+            seen.add(dirpath)
+            for name in files:
+                match = TEMP_FILE.match(name)
+                if not match:
+                    continue
+                pid = int(match.group(1))
+                if pid == os.getpid() or pid_alive(pid):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    os.unlink(path)
+                    removed.append(path)
+                except OSError:
+                    pass
+    return removed
+
+
+def committed_since(root: str, story_id: str, checkpoint: str) -> bool:
+    """Is there a `feat(ID):` commit after the checkpoint (or, without a
+    usable checkpoint, as HEAD)?"""
+    prefix = f"feat({story_id}):"
+    if checkpoint:
+        code, out = git(root, "log", "--format=%s", f"{checkpoint}..HEAD")
+        if code == 0:
+            return any(line.startswith(prefix) for line in out.splitlines())
+    code, out = git(root, "log", "-1", "--format=%s", "HEAD")
+    return code == 0 and out.startswith(prefix)
+
+
+def _resolve(root: str, path: object) -> str:
+    if not isinstance(path, str) or not path:
+        return ""
+    return path if os.path.isabs(path) else os.path.join(root, path)
+
+
+def untick_if_uncommitted(root: str, plan_path: str, story_id: str, checkpoint: str) -> bool:
+    """Mark the story to do again when it is done in the plan without its commit."""
+    if not plan_path or story_state(plan_path, story_id) != "done":
+        return False
+    if committed_since(root, story_id, checkpoint):
+        return False
+    try:
+        return set_story_state(plan_path, story_id, "todo")
+    except (OSError, PlanError):
+        return False
+
+
+def _truncate(path: str, size: object) -> None:
+    """Undo an append to an append-only file (temp file + rename)."""
+    if not isinstance(size, int) or not path or not os.path.exists(path):
+        return
+    if size < 0:
+        os.unlink(path)
+        return
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) > size:
+        atomic_write(path, data[:size])
+
+
+def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[str]) -> list[tuple[str | None, str]]:
+    """Everything above; returns what was done, (story or None, one sentence)
+    each (empty: nothing to do). Raises AnotherLoopRunning when the recorded
+    loop is still alive."""
+    done: list[tuple[str | None, str]] = []
+    crashed = isinstance(previous, dict) and previous.get("status") == "running"
+    if crashed:
+        assert previous is not None
+        if is_same_process(previous.get("loop")):
+            raise AnotherLoopRunning(
+                f"another ralph-loop (pid {previous['loop']['pid']}, run {previous.get('run_id')}) is running in this project; "
+                "stop it first (Ctrl-C, or `kill` it), or wait for it to finish"
+            )
+        killed = end_recorded_group(previous.get("child_group"))
+        if killed:
+            done.append((None, f"ended {killed} process(es) the killed run {previous.get('run_id')} left running (its agent or verify command)"))
+    directories = [state_dir] + [os.path.dirname(p) for p in plan_paths if p]
+    removed = clean_temp_files(directories)
+    if removed:
+        done.append((None, f"removed {len(removed)} temp file(s) a killed writer left: "
+                     + ", ".join(os.path.relpath(p, root) for p in removed[:5])))
+    intent = read_intent(state_dir)
+    if intent is not None:
+        story = intent.get("story")
+        plan = _resolve(root, intent.get("plan"))
+        if isinstance(story, str) and untick_if_uncommitted(root, plan, story, str(intent.get("checkpoint") or "")):
+            _truncate(_resolve(root, intent.get("progress")), intent.get("progress_size"))
+            done.append((story, f"{story} was verified but the loop was killed before committing it: marked to do again; "
+                                "its work is still in the tree, uncommitted, and is verified again before it is committed"))
+        clear_intent(state_dir)
+    if crashed:
+        assert previous is not None
+        story = previous.get("story") if isinstance(previous.get("story"), dict) else {}
+        story_id = story.get("id")
+        plan = _resolve(root, story.get("source"))
+        if isinstance(story_id, str) and untick_if_uncommitted(root, plan, story_id, str(previous.get("checkpoint") or "")):
+            done.append((story_id, f"{story_id} was marked done in {story.get('source')} without being verified or committed "
+                                   f"(run {previous.get('run_id')} was killed during iteration {previous.get('iteration')}): "
+                                   "marked to do again; its work is still in the tree, uncommitted"))
+    return done

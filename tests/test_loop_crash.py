@@ -1,0 +1,207 @@
+"""ralph-loop killed with SIGKILL (the OOM killer, `kill -9`, a closed lid):
+nothing it started outlives it, and the next run puts the plan back in step
+with git before it touches anything. Real loops, real git, tests/fake_agent.py;
+waits count polls of an observable event, never measure time."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+from ralph.loop.proc import process_identity
+from tests.loop_support import Project, git, pid_alive
+
+PLAN3 = "# Plan\n\n- [ ] US-001: Add greeting\n- [ ] US-002: Add farewell\n- [ ] US-003: Add docs\n"
+POLL = 0.05
+MAX_POLLS = 1200  # a cap on waiting for an event, not a speed target
+KILL_TRIALS = int(os.environ.get("RALPH_KILL_TRIALS", "5"))
+
+
+def wait_for(predicate, what: str) -> None:
+    for _ in range(MAX_POLLS):
+        if predicate():
+            return
+        time.sleep(POLL)
+    raise AssertionError(f"never happened: {what}")
+
+
+def logged_pids(path: str) -> list[int]:
+    try:
+        with open(path) as f:
+            return [int(pid) for line in f for pid in line.split()]
+    except FileNotFoundError:
+        return []
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_agent_and_its_children_die_with_a_sigkilled_loop(tmp_path) -> None:
+    p = Project(tmp_path, PLAN3)
+    pids = os.path.join(p.agent_dir, "pids")
+    p.script(default=[{"log_pids": pids}, {"sleep": 300}])
+    loop = p.start_loop()
+    try:
+        wait_for(lambda: len(logged_pids(pids)) == 2, "the agent started")
+        agent, sleeper = logged_pids(pids)
+        loop.kill()  # SIGKILL: no handler runs
+        loop.wait()
+        wait_for(lambda: not pid_alive(agent) and not pid_alive(sleeper), "the agent and its child died with the loop")
+    finally:
+        if loop.poll() is None:
+            loop.kill()
+        loop.communicate()
+
+
+def test_background_processes_are_ended_after_every_iteration(tmp_path) -> None:
+    p = Project(tmp_path, "- [ ] US-001: Serve\n")
+    pids = os.path.join(p.agent_dir, "pids")
+    p.script(default=[{"log_pids": pids}, {"mark": "done"}])  # exits 0, leaves `sleep 300` behind
+    result = p.run_loop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    agent, sleeper = logged_pids(pids)
+    assert not pid_alive(sleeper)
+
+
+def crashed_run(p: Project, story: str, checkpoint: str, **extra: object) -> None:
+    """run.json as a SIGKILLed loop leaves it: status running, its loop gone."""
+    state = {"version": 1, "run_id": "20261122-000000-dead", "status": "running", "iteration": 2,
+             "story": {"id": story, "title": "t", "criteria": [], "source": ".ralph/plan.md"},
+             "checkpoint": checkpoint, "started": "2026-11-22T00:00:00Z", "pid": dead_pid(),
+             "loop": {"pid": dead_pid(), "start": 1, "boot": "x"}, "stage": "build", "stage_name": "build", "finish": None}
+    state.update(extra)
+    with open(os.path.join(p.root, ".ralph", "run.json"), "w") as f:
+        json.dump(state, f)
+
+
+def test_restart_ends_the_killed_runs_group_cleans_temp_files_and_unticks(tmp_path) -> None:
+    p = Project(tmp_path, PLAN3)
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    # the killed run's agent group, still running (its watchdog was killed too)
+    survivor = subprocess.Popen(["sleep", "300"], process_group=0)
+    stranger = subprocess.Popen(["sleep", "300"], process_group=0)  # same shape, other start time: not ours
+    try:
+        stranger_identity = process_identity(stranger.pid)
+        stranger_identity["start"] += 1
+        crashed_run(p, "US-001", checkpoint, child_group=process_identity(survivor.pid))
+        p.write(".ralph/plan.md", PLAN3.replace("[ ] US-001", "[x] US-001"))  # ticked by the agent, never verified
+        p.write("half-done.txt", "work of the killed iteration\n")
+        stale = [os.path.join(p.root, ".ralph", f".run.json.{dead_pid()}.tmp"),
+                 os.path.join(p.root, ".ralph", f".plan.md.{dead_pid()}.tmp")]
+        live = os.path.join(p.root, ".ralph", f".reads_epoch.{os.getpid()}.tmp")  # a writer still at work
+        for path in stale + [live]:
+            with open(path, "w") as f:
+                f.write("partial")
+        p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+        result = p.run_loop("--once")
+        assert result.returncode == 3, result.stdout + result.stderr  # one story done, two to go
+        survivor.wait(30)  # killed by the restart: wait() returns
+        assert survivor.returncode == -signal.SIGKILL
+        assert stranger.poll() is None
+        assert not any(os.path.exists(path) for path in stale) and os.path.exists(live)
+        assert "recovered: US-001 was marked done" in result.stdout
+        [event] = p.events("crash_recovery")
+        assert event["previous_run"] == "20261122-000000-dead" and len(event["actions"]) == 3
+        assert any(f["kind"] == "crash" and "US-001" in f["summary"] for f in p.failures())
+        assert "was killed" in p.prompt(1)  # the agent is told
+        # US-001 was worked on again, verified and committed once, with the killed run's work
+        assert p.log() == ["feat(US-001): Add greeting", "initial"]
+        assert git(p.root, "show", "HEAD:half-done.txt") == "work of the killed iteration\n"
+    finally:
+        for proc in (survivor, stranger):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def test_verified_but_uncommitted_story_is_unticked_and_its_progress_note_taken_back(tmp_path) -> None:
+    p = Project(tmp_path, PLAN3)
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    p.write(".ralph/progress.md", "# Progress\n")
+    git(p.root, "add", "-A")
+    git(p.root, "commit", "-q", "-m", "progress")
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    # killed between the tick and the commit: intent written, plan ticked, note appended
+    intent = {"run_id": "r0", "iteration": 1, "story": "US-001", "plan": ".ralph/plan.md", "progress": ".ralph/progress.md",
+              "progress_size": len("# Progress\n"), "checkpoint": checkpoint, "at": "2026-11-22T00:00:00Z"}
+    with open(os.path.join(p.root, ".ralph", "commit_intent.json"), "w") as f:
+        json.dump(intent, f)
+    p.write(".ralph/plan.md", PLAN3.replace("[ ] US-001", "[x] US-001"))
+    p.write(".ralph/progress.md", "# Progress\n\n## 2026 US-001: Add greeting\nDone in iteration 1 of run r0.\n")
+    p.script(default=[{"mark": "done"}])
+    result = p.run_loop("--once")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "verified but the loop was killed before committing it" in result.stdout
+    assert not os.path.exists(os.path.join(p.root, ".ralph", "commit_intent.json"))
+    assert p.log()[0] == "feat(US-001): Add greeting"
+    assert p.read(".ralph/progress.md").count("US-001") == 1
+
+
+def test_intent_whose_commit_was_made_is_simply_removed(tmp_path) -> None:
+    p = Project(tmp_path, PLAN3)
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    p.write(".ralph/plan.md", PLAN3.replace("[ ] US-001", "[x] US-001"))
+    git(p.root, "commit", "-q", "-am", "feat(US-001): Add greeting")
+    intent = {"story": "US-001", "plan": ".ralph/plan.md", "progress": ".ralph/progress.md", "progress_size": -1,
+              "checkpoint": checkpoint}
+    with open(os.path.join(p.root, ".ralph", "commit_intent.json"), "w") as f:
+        json.dump(intent, f)
+    p.script(default=[{"mark": "done"}])
+    result = p.run_loop("--once")
+    assert "recovered" not in result.stdout and p.events("crash_recovery") == []
+    assert not os.path.exists(os.path.join(p.root, ".ralph", "commit_intent.json"))
+    assert p.log()[:2] == ["feat(US-002): Add farewell", "feat(US-001): Add greeting"]
+
+
+def test_a_live_loop_is_not_disturbed(tmp_path) -> None:
+    p = Project(tmp_path, PLAN3)
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    crashed_run(p, "US-001", checkpoint, loop=process_identity(os.getpid()))  # "running", and its loop is alive
+    p.script(default=[{"mark": "done"}])
+    result = p.run_loop()
+    assert result.returncode == 1 and "another ralph-loop" in result.stdout
+    assert p.invocations() == 0 and p.log() == ["initial"]
+
+
+def test_kill_trials(tmp_path) -> None:
+    """SIGKILL at random moments of a run, restart, check the invariants.
+    RALPH_KILL_TRIALS sets how many (RALPH_KILL_SEED replays one sequence)."""
+    seed = int(os.environ.get("RALPH_KILL_SEED", random.randrange(1 << 30)))
+    rng = random.Random(seed)
+    recoveries: dict[str, int] = {}
+    for trial in range(KILL_TRIALS):
+        base = tmp_path / f"trial-{trial}"
+        base.mkdir()
+        p = Project(base, PLAN3)
+        pids = os.path.join(p.agent_dir, "pids")
+        p.script(default=[{"log_pids": pids}, {"append": "work.txt", "text": "step\n"}, {"sleep": 0.1},
+                          {"mark": "done"}, {"sleep": 0.05}])
+        loop = p.start_loop("--verify", "test -f work.txt")
+        # the kill moment: after a random number of agent starts, then a random short pause
+        starts = rng.randrange(0, 4)
+        wait_for(lambda: len(logged_pids(pids)) >= 2 * starts or loop.poll() is not None, "agent starts")
+        time.sleep(rng.random() * 0.4)
+        loop.kill()
+        loop.communicate()
+        result = p.run_loop("--verify", "test -f work.txt")
+        where = f"trial {trial} (after {starts} agent start(s)): {result.stdout[-2000:]}{result.stderr[-1000:]}"
+        assert result.returncode == 0, where
+        log = p.log()
+        for story in ("US-001", "US-002", "US-003"):
+            assert sum(line.startswith(f"feat({story}):") for line in log) == 1, (where, log)
+        assert p.plan_bytes() == PLAN3.replace("[ ]", "[x]").encode(), where
+        assert git(p.root, "status", "--porcelain") == "", where
+        assert p.temp_files() == [] and not os.path.exists(os.path.join(p.root, ".ralph", "commit_intent.json")), where
+        alive = [pid for pid in logged_pids(pids) if pid_alive(pid)]
+        assert alive == [], (where, alive)
+        for event in p.events("crash_recovery"):
+            for action in event["actions"]:
+                kind = " ".join(action.split()[1:4]) if action.startswith("US-") else " ".join(action.split()[:2])
+                recoveries[kind] = recoveries.get(kind, 0) + 1
+    print(f"\nkill trials: {KILL_TRIALS} (seed {seed}); recovery actions taken: {recoveries or 'none'}")
