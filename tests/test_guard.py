@@ -166,6 +166,27 @@ def test_policy_from_config_validates() -> None:
         assert "x/ralph.toml" in str(raised.value)
 
 
+def test_forge_families_default_on_and_switchable(tmp_path) -> None:
+    from ralph.config import ConfigError
+    from ralph.rules.guard import FAMILIES
+
+    samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
+               "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}
+    assert set(samples) == set(FAMILIES)
+    for family, command in samples.items():
+        assert judge_command(command).blocked, command
+        off = GuardPolicy.from_config({family: False})
+        assert not judge_command(command, off).blocked, command
+        others = [c for f, c in samples.items() if f != family]
+        assert all(judge_command(c, off).blocked for c in others)
+        assert judge_command("git push", off).blocked
+    config = tmp_path / "ralph.toml"
+    config.write_text('[loop]\nmax_iterations = 3\n\n[guard]\nforge_merges = "no"\n')
+    with pytest.raises(ConfigError) as raised:
+        GuardPolicy.from_config({"forge_merges": "no"}, str(config))
+    assert str(raised.value).startswith(f"{config}:5: [guard] forge_merges: must be true or false"), raised.value
+
+
 def test_config_through_pre_tool(tmp_path) -> None:
     (tmp_path / "ralph.toml").write_text('[guard]\nblock_programs = ["gh pr merge"]\nallow_commands = ["git push origin docs"]\n')
     assert run_hook("pre-tool", bash_payload("gh pr merge 7", str(tmp_path)), str(tmp_path)).denied

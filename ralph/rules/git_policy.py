@@ -132,6 +132,8 @@ class GitPolicy:
             why = GIT_BLOCKED.get(low) or "is blocked by ralph.toml [guard] block_git_subcommands"
             self.block(argv, f"git {low} {why}", where, "config.block-git-subcommands" if low in self.policy.block_git_subcommands and low not in GIT_BLOCKED else f"git.{low}")
             return
+        if self.judge_git_frontend(low, args, argv, where):
+            return
         if low == "merge":
             if helping or (not unknown_args and ("--abort" in args or "--quit" in args)):
                 self.note(where, "git merge --abort/--quit/--help merges nothing")

@@ -57,6 +57,7 @@ Hot path: imports only ralph.rules.* and time (already loaded).
 from __future__ import annotations
 
 from ralph.rules.expand import Expander
+from ralph.rules.forge_policy import ForgePolicy
 from ralph.rules.git_policy import GitPolicy
 from ralph.rules.guard_state import (MAX_ALTERNATIVES, MAX_CALL_DEPTH, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
@@ -93,38 +94,70 @@ class GuardVerdict:
         return f"GuardVerdict(blocked={self.blocked!r}, rule_id={self.rule_id!r}, reason={self.reason!r}, evidence={self.evidence!r})"
 
 
+# The [guard] table of ralph.toml, in the shape of ralph.loop.settings.LOOP_KEYS:
+# key -> (default, kind, minimum). The family switches turn off one family of
+# blocks that is on by default (a team that merges with `gh pr merge` on
+# purpose sets forge_merges = false).
+GUARD_KEYS: dict[str, tuple[object, str, float | None]] = {
+    "block_git_subcommands": ([], "words", None),  # extra git subcommands to block, e.g. ["lfs"]
+    "block_programs": ([], "strings", None),  # extra programs (and words) to block, e.g. ["npm publish"]
+    "allow_commands": ([], "strings", None),  # exact commands always allowed, e.g. ["git push --dry-run"]
+    "forge_merges": (True, "bool", None),  # gh pr merge, glab mr merge, hub merge
+    "forge_api_writes": (True, "bool", None),  # gh/glab/hub api calls that merge or write refs or commits
+    "forge_sync": (True, "bool", None),  # gh repo sync, hub sync
+    "git_frontends": (True, "bool", None),  # jj git push, git svn dcommit, git flow ... finish/publish
+    "merge_backends": (True, "bool", None),  # git merge-recursive/-resolve/-octopus/-ours/-subtree/-index
+}
+FAMILIES = tuple(key for key, (_, kind, _) in GUARD_KEYS.items() if kind == "bool")
+
+
 class GuardPolicy:
     """The [guard] table of ralph.toml."""
 
-    __slots__ = ("block_git_subcommands", "block_programs", "allow_commands")
+    __slots__ = ("block_git_subcommands", "block_programs", "allow_commands", "families", "risky")
 
-    def __init__(self, block_git_subcommands: tuple = (), block_programs: tuple = (), allow_commands: tuple = ()) -> None:
+    def __init__(self, block_git_subcommands: tuple = (), block_programs: tuple = (), allow_commands: tuple = (),
+                 families: dict[str, bool] | None = None) -> None:
         self.block_git_subcommands = frozenset(s.lower() for s in block_git_subcommands)
         # each rule: (program, words that must follow in order)
         self.block_programs = tuple((rule.split()[0].lower(), tuple(rule.split()[1:])) for rule in block_programs if rule.split())
         self.allow_commands = frozenset(block.strip() for block in allow_commands)
+        self.families = {family: True for family in FAMILIES}
+        self.families.update(families or {})
+        self.risky = (RISKY_WORDS + tuple(self.block_git_subcommands)
+                      + tuple(w for prog, words in self.block_programs for w in (prog,) + words))
 
     @classmethod
     def from_config(cls, section: dict, path: str = "ralph.toml") -> GuardPolicy:
+        """Validate the [guard] table; errors read `file:line: [guard] key: what; how to fix`."""
         from ralph.config import ConfigError
 
-        known = ("block_git_subcommands", "block_programs", "allow_commands")
+        def fail(key: str, what: str) -> ConfigError:
+            from ralph.loop.settings import key_line
+
+            return ConfigError(f"{key_line(path, key, 'guard')}: [guard] {key}: {what}")
+
         for key in section:
-            if key not in known:
-                raise ConfigError(f"{path}: [guard] has unknown key {key!r}; known keys: {', '.join(known)}")
-        values = []
-        for key in known:
-            value = section.get(key, [])
+            if key not in GUARD_KEYS:
+                raise fail(key, f"unknown key; known keys: {', '.join(GUARD_KEYS)}")
+        lists = []
+        families = {}
+        for key, (default, kind, _) in GUARD_KEYS.items():
+            value = section.get(key, default)
+            if kind == "bool":
+                if not isinstance(value, bool):
+                    raise fail(key, f"must be true or false, not {value!r}; e.g. {key} = false")
+                families[key] = value
+                continue
             if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-                raise ConfigError(f"{path}: [guard] {key} must be a list of non-empty strings, e.g. {key} = [\"...\"]")
-            values.append(tuple(value))
-        for item in values[0]:
-            if len(item.split()) != 1:
-                raise ConfigError(f"{path}: [guard] block_git_subcommands takes single words like \"lfs\", not {item!r}")
-        return cls(*values)
+                raise fail(key, f"must be a list of non-empty strings; e.g. {key} = [\"...\"]")
+            if kind == "words" and any(len(item.split()) != 1 for item in value):
+                raise fail(key, f"takes single words like \"lfs\", not {next(i for i in value if len(i.split()) != 1)!r}")
+            lists.append(tuple(value))
+        return cls(*lists, families=families)
 
     def risky_words(self) -> tuple:
-        return RISKY_WORDS + tuple(self.block_git_subcommands) + tuple(w for prog, words in self.block_programs for w in (prog,) + words)
+        return self.risky
 
 
 DEFAULT_POLICY = GuardPolicy()
@@ -135,7 +168,7 @@ def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
     return _could_push(text, policy.risky_words())
 
 
-class Analysis(Expander, GitPolicy, ProgramModels):
+class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth")
@@ -462,7 +495,10 @@ PROGRAM_HANDLERS = {
     "nawk": Analysis.run_awk,
     "sed": Analysis.run_sed,
     "gsed": Analysis.run_sed,
-    "hub": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
+    "hub": Analysis.run_hub,
+    "gh": Analysis.run_gh,
+    "glab": Analysis.run_glab,
+    "jj": Analysis.run_jj,
     "yadm": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
     "tmux": Analysis.run_multiplexer,
     "screen": Analysis.run_multiplexer,

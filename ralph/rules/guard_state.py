@@ -18,7 +18,7 @@ MAX_VALUE = 100_000
 MAX_CALL_DEPTH = 8
 MAX_STEPS = 200_000
 
-RISKY_WORDS = ("push", "merge", "pull", "send-pack", "subtree")
+RISKY_WORDS = ("push", "merge", "pull", "send-pack", "subtree", "dcommit")
 # ways to spell a word without writing it
 ENCODINGS = ("\\x", "\\u", "\\0", "\\1", "\\2", "\\3", "\\4", "\\5", "\\6", "\\7", "$'", "base64", "b64",
              "xxd", "rev", "tr ", "sed", "awk", "chr(", "fromcharcode", "fromhex", "[::-1]", "bytes([",
