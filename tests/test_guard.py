@@ -24,7 +24,7 @@ CORPUS = os.path.join(FIXTURES, "bash")
 # issue 4's categories, then issue 12's (forge merges, code that arrives as
 # data, bash expansion corners, git running programs / remote writes, and
 # commands that must not be blocked)
-CATEGORIES = ("block", "allow", "bypass", "fail_closed")
+CATEGORIES = ("block", "allow", "bypass", "fail_closed", "forge", "data_exec", "expansion", "git_programs", "false_blocks")
 NEW_CATEGORIES = CATEGORIES[4:]
 
 
@@ -72,8 +72,9 @@ def corpus_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
 
 def test_corpus_shape() -> None:
     counts = {c: sum(1 for category, _ in CORPUS_CASES if category == c) for c in CATEGORIES}
-    assert sum(counts.values()) >= 300, counts
+    assert sum(counts.values()) >= 700, counts
     assert all(counts[c] >= 20 for c in CATEGORIES), counts
+    assert sum(counts[c] for c in NEW_CATEGORIES) >= 200, counts
     for category, case in CORPUS_CASES:
         assert category in CATEGORIES, category
         if category in ("allow", "false_blocks"):

@@ -59,12 +59,17 @@ from __future__ import annotations
 from ralph.rules.expand import Expander
 from ralph.rules.forge_policy import ForgePolicy
 from ralph.rules.git_policy import GitPolicy
-from ralph.rules.guard_state import (MAX_ALTERNATIVES, MAX_CALL_DEPTH, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
+from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard_state import could_push as _could_push
 from ralph.rules.program_models import ProgramModels, static_output
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.shell import ShellSyntaxError, TooDeep, parse
+from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
+
+# variables bash expands as prompt strings, and those naming a file a shell sources
+PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
+FILE_ENV = frozenset(("BASH_ENV", "ENV"))
+SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))
 
 ACT = (
     "Pushing and merging are left to the person or the loop that runs you: commit your work "
@@ -225,10 +230,25 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         if kind == "cmd":
             return self.run_simple(node, scope, stdin, cond, where)
         if kind == "seq":
-            outputs = [self.run(child, scope, stdin, cond, where) for child in node[1]]
+            outputs = []
+            for child in node[1]:
+                outputs.append(self.run(child, scope, stdin, cond, where))
+                if certain_status(child, scope) == "exit":
+                    self.note(where, "`exit`: nothing after it runs")
+                    break
             return None if None in outputs else "".join(outputs)
         if kind == "and":
-            outputs = [self.run(child, scope, stdin, cond or i > 0, where) for i, child in enumerate(node[1])]
+            # `false && x`, `true || x`: x never runs; any other status is unknown
+            outputs = []
+            status: int | str | None = None
+            for i, child in enumerate(node[1]):
+                if i > 0 and status in (0, 1) and (node[2][i - 1] == "&&") != (status == 0):
+                    self.note(where, f"skips `{node[2][i - 1]}` branch: the status before it is always {status}")
+                    continue
+                outputs.append(self.run(child, scope, stdin, cond or i > 0, where))
+                status = certain_status(child, scope) if i == 0 or status is not None else None
+                if status == "exit":
+                    break
             return None if None in outputs else "".join(outputs)
         if kind == "pipe":
             data = stdin
@@ -242,11 +262,25 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         if kind in ("sub", "grp"):
             return self.run(node[1], scope.fork() if kind == "sub" else scope, stdin, cond, where)
         if kind == "if":
-            for i, part in enumerate(node[1]):
-                self.run(part, scope, stdin, cond or i > 0, where)
+            parts = node[1]
+            for i in range(0, len(parts), 2):
+                if i + 1 == len(parts):  # else
+                    self.run(parts[i], scope, stdin, True, where)
+                    break
+                self.run(parts[i], scope, stdin, cond or i > 0, where)
+                status = certain_status(parts[i], scope)
+                if status != 1:
+                    self.run(parts[i + 1], scope, stdin, True, where)
+                else:
+                    self.note(where, "skips a branch whose condition is always false")
+                if status == 0:
+                    break  # later elif/else branches never run
             return None
         if kind == "while":
             self.run(node[1], scope, stdin, True, where)
+            if certain_status(node[1], scope) == 1:
+                self.note(where, "skips a loop body whose condition is always false")
+                return None
             self.run(node[2], scope, stdin, True, where)
             return None
         if kind == "for":
@@ -274,6 +308,9 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         if kind == "func":
             scope.funcs[node[1]] = node[2]
             self.note(where, f"defines function {node[1]}()")
+            if node[1] in SHELL_CALLED_FUNCTIONS:
+                # bash calls it by itself (a command not found): judge it as called
+                self.run(node[2], scope.fork(), None, True, f"{where} > {node[1]}()")
             return ""
         if kind == "arith":
             self.expand_parts(node[1], scope, where, in_quotes=True)
@@ -340,12 +377,16 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                     scope.arrays[name] = elements
                     scope.vars[name] = [elements[0] if elements else ""]
                 else:
-                    self.assign(scope, name, alternatives, cond)
+                    self.assign(scope, name, alternatives, cond, here)
                 if name in COMMAND_ENV or name.startswith("GIT_CONFIG"):
                     self.note(here, f"sets {name}")
+                    if name in FILE_ENV:
+                        self.check_env({name: (alternatives or [UNKNOWN])[0]}, scope, here)
             for path, append in written:
                 if not append or path not in scope.files:
                     scope.files[path] = ""
+            if not values and not written and redirected_stdin != "\x02":
+                return redirected_stdin  # `$(< file)` is the file's content
             return ""
         env: dict[str, str] = {}
         for name, alternatives, elements in values:
@@ -366,7 +407,20 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             self.check_written(path, scope.files[path], here)
         return "" if written else output
 
-    def assign(self, scope: Scope, name: str, alternatives: list[str] | None, cond: bool) -> None:
+    def assign(self, scope: Scope, name: str, alternatives: list[str] | None, cond: bool, where: str = "") -> None:
+        for _ in range(8):  # a nameref (declare -n) assigns the variable it stands for
+            if name not in scope.refs:
+                break
+            name = scope.refs[name]
+        for value in alternatives or ():
+            if "[" in value and ("$(" in value or "`" in value):
+                # bash evaluates `a[$(cmd)]` in a value wherever the variable is
+                # used in arithmetic (`$((x))`, `(( ))`, let, [[ -eq ]], subscripts,
+                # offsets): judge the substitution as run
+                self.run_script(": " + value, scope.fork(), "", f"{where} > {name} in arithmetic")
+        if name in PROMPT_VARS:
+            for value in alternatives or ():
+                self.prompt_expand(value, scope, f"{where} > ${name}")
         if name == "IFS":
             scope.vars[name] = alternatives
             return
@@ -381,9 +435,29 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             scope.vars[name] = alternatives
         scope.arrays.pop(name, None)
 
+    def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
+        """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
+        if "$" not in value and "`" not in value:
+            return
+        try:
+            parts = Parser(value, 1, self.budget).read_dq(None, heredoc=True)
+        except (ShellSyntaxError, TooDeep):
+            self.not_sure(False, "a prompt string cannot be read", where, "fail-closed.prompt-string")
+            return
+        self.expand_parts(parts, scope.fork(), where, in_quotes=True)
+
     def check_env(self, env: dict[str, str], scope: Scope, where: str) -> None:
         """Variables whose value git or the shell runs as a command."""
         for name, value in env.items():
+            if name in FILE_ENV:
+                # BASH_ENV / ENV name a file a shell sources on start
+                found, content = lookup_file(scope.files, value)
+                if found:
+                    self.run_file(value, scope.fork(), "", f"{where} > ${name}")
+                continue
+            if name in PROMPT_VARS:
+                self.prompt_expand(value, scope, f"{where} > ${name}")
+                continue
             if name in COMMAND_ENV and could_push(value, self.policy):
                 self.run_script(value, scope.fork(), "", f"{where} > ${name}")
 
@@ -421,6 +495,14 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             inner.positional = list(argv[1:])
             return self.run_file(word, inner, stdin, f"{where} > {show(word)}")
         name = program_name(word)
+        if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
+            # a glob for the program: judge every program it could name that pushes or merges
+            matches = glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
+            for match in matches:
+                self.note(where, f"`{show(word)}` can match {match}")
+                self.run_argv([match] + argv[1:], env, stdin, scope, where, cond)
+            if matches:
+                return None
         if name is None:
             self.not_sure(False, f"the program name `{show(word)}` is only known when the command runs", where, "fail-closed.program-name")
             self.scan_for_command(argv[1:], env, stdin, scope, where)
@@ -450,7 +532,40 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             if name in ("docker", "podman", "nerdctl") and sub in ("compose", "container") and len(argv) > 2:
                 self.scan_for_command(argv[2:], env, stdin, scope, where)
                 return None
+        if name == "cat" and len(argv) > 1 and not any(a.startswith("-") for a in argv[1:]):
+            contents = [lookup_file(scope.files, a) for a in argv[1:]]
+            if all(found and content is not None for found, content in contents):
+                return "".join(content for _, content in contents)
         return static_output(name, argv, stdin)
+
+
+# programs a glob in a command name is checked against
+GLOB_CANDIDATES = ("git", "gh", "glab", "hub", "jj", "ralph") + tuple("git-" + s for s in (
+    "push", "send-pack", "http-push", "merge", "pull", "subtree", "merge-recursive", "merge-resolve", "merge-octopus",
+    "merge-ours", "merge-subtree", "merge-index", "svn", "flow"))
+
+
+def glob_programs(pattern: str) -> list[str]:
+    """The push/merge-capable programs a glob like `gi?` or `git-p*sh` can name."""
+    from fnmatch import fnmatchcase  # only for this rare form: keeps the hot path's imports small
+
+    return [name for name in GLOB_CANDIDATES if fnmatchcase(name, pattern.lower())]
+
+
+def certain_status(node: tuple, scope: Scope) -> int | str | None:
+    """The exit status bash semantics make certain: 0 for `true`/`:`, 1 for
+    `false`, "exit" for `exit`/`return`; None when it depends on anything
+    (a function or alias of that name, redirections, arguments, `!`)."""
+    if node[0] == "seq":
+        return certain_status(node[1][-1], scope) if node[1] else None
+    if node[0] != "cmd" or node[1] or node[3] or len(node[2]) != 1 or len(node[2][0]) != 1:
+        if node[0] == "cmd" and not node[1] and node[2] and node[2][0] in ([("s", "exit", False)], [("s", "return", False)]):
+            return None if node[2][0][0][1] in scope.funcs or node[2][0][0][1] in scope.aliases else "exit"
+        return None
+    part = node[2][0][0]
+    if part[0] != "s" or part[1] in scope.funcs or part[1] in scope.aliases:
+        return None
+    return {"true": 0, ":": 0, "false": 1, "exit": "exit", "return": "exit"}.get(part[1])
 
 
 def _in_order(words: tuple, args: list[str]) -> bool:
@@ -489,6 +604,22 @@ PROGRAM_HANDLERS = {
     "printf": Analysis.run_printf,
     "tee": Analysis.run_tee,
     "cp": Analysis.run_copy,
+    "ln": Analysis.run_copy,
+    "install": Analysis.run_copy,
+    "hash": Analysis.run_hash,
+    "cd": Analysis.run_cd,
+    "make": Analysis.run_make,
+    "gmake": Analysis.run_make,
+    "ed": Analysis.run_editor,
+    "red": Analysis.run_editor,
+    "ex": Analysis.run_editor,
+    "vi": Analysis.run_editor,
+    "vim": Analysis.run_editor,
+    "nvim": Analysis.run_editor,
+    "view": Analysis.run_editor,
+    "vim.basic": Analysis.run_editor,
+    "vim.tiny": Analysis.run_editor,
+    "pushd": Analysis.run_cd,
     "awk": Analysis.run_awk,
     "gawk": Analysis.run_awk,
     "mawk": Analysis.run_awk,
