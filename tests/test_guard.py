@@ -188,6 +188,21 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     assert str(raised.value).startswith(f"{config}:5: [guard] forge_merges: must be true or false"), raised.value
 
 
+def test_configured_local_remote_is_guarded_through_pre_tool(tmp_path) -> None:
+    """A write into a configured local-path remote is a push, whatever the
+    remote's directory is called (it need not end in .git)."""
+    project, upstream = tmp_path / "project", tmp_path / "upstream"
+    for repo in (project, upstream):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "../upstream"], check=True)
+    cwd = str(project)
+    for command in ("git -C ../upstream update-ref refs/heads/main HEAD", f"git --git-dir={upstream}/.git branch -f x",
+                    "cd ../upstream && git reset --hard", "echo 0 > ../upstream/.git/refs/heads/main"):
+        assert run_hook("pre-tool", bash_payload(command, cwd), cwd).denied, command
+    for command in ("git -C ../upstream log --oneline", "git -C ../elsewhere update-ref refs/heads/x HEAD"):
+        assert run_hook("pre-tool", bash_payload(command, cwd), cwd).output == {}, command
+
+
 def test_config_through_pre_tool(tmp_path) -> None:
     (tmp_path / "ralph.toml").write_text('[guard]\nblock_programs = ["gh pr merge"]\nallow_commands = ["git push origin docs"]\n')
     assert run_hook("pre-tool", bash_payload("gh pr merge 7", str(tmp_path)), str(tmp_path)).denied

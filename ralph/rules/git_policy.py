@@ -10,6 +10,8 @@ command writes, which arm a later push.
 """
 from __future__ import annotations
 
+import posixpath
+
 from ralph.rules.expand import _split_words
 from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, bare_repository, could_push, file_key, lookup_file, shell_quote, show
 from ralph.rules.shell import ShellSyntaxError
@@ -110,7 +112,7 @@ class GitPolicy:
                 self.judge_hooks_dir(value, scope, where)
             elif could_push(value, self.policy.risky_words()):
                 self.run_script(value, scope.fork(), "", f"{where} > git config {key}")
-        remote = next((p for p in places if bare_repository(p)), None)
+        remote = next((p for p in places if self.in_remote(p, scope, p is scope.cwd)), None)
         if remote is not None and not _reads_only(sub.lower(), args):
             self.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
                        "git.remote-write")
@@ -137,6 +139,17 @@ class GitPolicy:
             sub, args = words[0], words[1:] + args
         self.judge_git_subcommand(sub, args, configs, argv, scope, where)
         return None
+
+    def in_remote(self, path: str, scope: Scope, is_cwd: bool = False) -> bool:
+        """Is this path (a -C/--git-dir/GIT_DIR/cd target, a file written) inside
+        another repository: a bare one, or one of the configured local-path remotes?"""
+        if any(bare_repository(part) for part in path.split("/")):
+            return True
+        if not self.remotes or not self.cwd or UNKNOWN in path:
+            return False
+        here = self.cwd if is_cwd else posixpath.join(self.cwd, scope.cwd) if scope.cwd else self.cwd
+        full = posixpath.normpath(posixpath.join(here, path))
+        return any(full == remote or full.startswith(remote + "/") for remote in self.remotes)
 
     def config_file(self, path: str, scope: Scope, where: str) -> list[tuple[str, str]]:
         """The entries of a git config file this command wrote (include.path,
@@ -325,13 +338,13 @@ class GitPolicy:
             if probe.blocks:
                 self.block(argv, f"sets git config {key} to a command that would push or merge", where, "git.config-command")
 
-    def check_written(self, path: str, content: str | None, where: str) -> None:
+    def check_written(self, path: str, content: str | None, where: str, scope: Scope | None = None) -> None:
         """A git hook or git config file written with a push in it arms a later
         push; a file written into another repository's refs is a push."""
         low = path.lower()
         parts = low.split("/")
         for k, part in enumerate(parts[:-1]):
-            if bare_repository(part) and parts[k + 1] in ("refs", "packed-refs", "head"):
+            if parts[k + 1] in ("refs", "packed-refs", "head") and self.in_remote("/".join(path.split("/")[:k + 1]) or "/", scope or Scope()):
                 self.block(["write", path], f"writes `{show(path)}`, a ref of another repository (a remote): that is a push", where,
                            "git.remote-write")
                 return

@@ -176,9 +176,11 @@ def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
 class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
-    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth")
+    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes")
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
+        self.cwd = ""
+        self.remotes: tuple[str, ...] = ()
         self.policy = policy
         self.budget = budget
         self.text = text
@@ -404,7 +406,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         for path, append in written:
             old = scope.files.get(path, "") if append else ""
             scope.files[path] = None if old is None or output is None else old + output
-            self.check_written(path, scope.files[path], here)
+            self.check_written(path, scope.files[path], here, scope)
         return "" if written else output
 
     def assign(self, scope: Scope, name: str, alternatives: list[str] | None, cond: bool, where: str = "") -> None:
@@ -641,11 +643,14 @@ PROGRAM_HANDLERS = {
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
 
-def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25) -> GuardVerdict:
-    """Would running `command` in bash push or merge? Never raises."""
+def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",
+                  remotes: tuple[str, ...] = ()) -> GuardVerdict:
+    """Would running `command` in bash push or merge? Never raises.
+    cwd: where it runs; remotes: absolute paths of the repository's local-path
+    remotes (a git write into one of them is a push)."""
     policy = policy or DEFAULT_POLICY
     try:
-        return _judge(command, policy, deadline)
+        return _judge(command, policy, deadline, cwd, remotes)
     except BaseException as e:  # noqa: B036 - a crash would be a bypass
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -666,11 +671,13 @@ def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str
     return GuardVerdict(True, reason, [why], trace + [f"{why} -> BLOCK (fail closed)"], f"fail-closed.{rule}")
 
 
-def _judge(command: str, policy: GuardPolicy, deadline: float) -> GuardVerdict:
+def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "", remotes: tuple[str, ...] = ()) -> GuardVerdict:
     if policy.allow_commands and command.strip() in policy.allow_commands:
         return GuardVerdict(False, "", [], ["listed in ralph.toml [guard] allow_commands -> allow"], "allow.config-allow-commands")
     budget = Budget(deadline)
     analysis = Analysis(command, policy, budget)
+    analysis.cwd = cwd
+    analysis.remotes = tuple(r.rstrip("/") for r in remotes if r.startswith("/"))
     try:
         tree = parse(command, 0, budget)
     except ShellSyntaxError as e:

@@ -693,7 +693,7 @@ class ProgramModels:
         for arg in argv[1:]:
             if not arg.startswith("-"):
                 scope.files[file_key(arg)] = stdin
-                self.check_written(arg, stdin, where)
+                self.check_written(arg, stdin, where, scope)
         return stdin
 
     def run_multiplexer(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -738,7 +738,7 @@ class ProgramModels:
             if target.endswith("/") or target in (".", ".."):
                 target = (target.rstrip("/") + "/" if target not in (".",) else "") + source.rsplit("/", 1)[-1]
             scope.files[target] = content
-            self.check_written(paths[1], content, where)
+            self.check_written(paths[1], content, where, scope)
         return ""
 
     def run_hash(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
