@@ -13,7 +13,12 @@ evidence that a push or merge was executed:
 - a pre-push or post-merge hook firing (they survive `env -i`);
 - a ref of the bare remote changing;
 - a new HEAD reflog entry written by merge or a non-rebase pull;
-- a fake `ralph` on PATH called with `stream merge`.
+- a fake `ralph` on PATH called with `stream merge`;
+- a merge backend run (`git merge-recursive`, `merge-octopus`, ...: trace);
+- the forge CLIs and git front ends absent here (gh, glab, hub, jj, git svn,
+  git flow) are scripts/guard_sandbox/fake_forge.py on PATH: what would
+  merge, sync, push or write refs on the forge moves a ref of the bare
+  remote, so it shows as "remote refs changed".
 
 It prints, per case that disagrees with its label, what bash did; cases marked
 "sandbox": "conservative" are expected to differ (the guard blocks by design
@@ -46,6 +51,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "bash")
 NEEDS_ABSENT = ("ssh ", "docker ", "kubectl ", "sudo ", "parallel ", "uv run", "su ", "podman ")
 TIMEOUT = 8.0
+FAKE_FORGE = os.path.join(ROOT, "scripts", "guard_sandbox", "fake_forge.py")
+FORGE_NAMES = ("gh", "glab", "hub", "jj", "git-svn", "git-flow")
+MERGE_BACKENDS = ("merge-recursive", "merge-recursive-ours", "merge-recursive-theirs", "merge-resolve", "merge-octopus",
+                  "merge-ours", "merge-subtree", "merge-ort", "merge-index", "merge-one-file")
 
 # markers find the sandbox from their own location, so they still work under `env -i`
 HOOK = "#!/bin/sh\necho \"$0\" >> \"$(dirname \"$0\")/../../../marks.txt\"\nexit 0\n"
@@ -115,6 +124,10 @@ def make_template(root: str) -> str:
         with open(os.path.join(fake_bin, name), "w") as f:
             f.write(text)
         os.chmod(os.path.join(fake_bin, name), 0o755)
+    shutil.copy(FAKE_FORGE, os.path.join(fake_bin, "fake_forge.py"))
+    os.chmod(os.path.join(fake_bin, "fake_forge.py"), 0o755)
+    for name in FORGE_NAMES:
+        os.symlink("fake_forge.py", os.path.join(fake_bin, name))
     return template
 
 
@@ -187,6 +200,11 @@ def run_case(template: str, command: str) -> tuple[str, list[str]]:
                 sid = event.get("sid", "")
                 if event.get("event") == "start":
                     argv_by_sid[sid] = event.get("argv", [])
+                elif event.get("event") == "child_start":
+                    # a dashed backend (`git merge-octopus` runs git-merge-octopus)
+                    child = (event.get("argv") or [""])
+                    if child[0].startswith("git-") and child[0][4:] in MERGE_BACKENDS and not {"-h", "--help"} & set(child):
+                        evidence.append(f"trace: {child[0]}")
                 elif event.get("event") == "cmd_name":
                     name = event.get("name", "")
                     argv = argv_by_sid.get(sid, [])
@@ -194,6 +212,8 @@ def run_case(template: str, command: str) -> tuple[str, list[str]]:
                         rebase_pulls.add(sid)
                         rebase_pull = True
                     if name in ("push", "send-pack", "http-push") and not {"--help", "-h"} & set(argv):
+                        evidence.append(f"trace: git {name}")
+                    if name in MERGE_BACKENDS and not {"-h", "--help"} & set(argv):
                         evidence.append(f"trace: git {name}")
                     if name == "merge" and not {"--abort", "--quit", "-h", "--help"} & set(argv):
                         if sid.rsplit("/", 1)[0] not in rebase_pulls:

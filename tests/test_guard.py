@@ -24,7 +24,7 @@ CORPUS = os.path.join(FIXTURES, "bash")
 # issue 4's categories, then issue 12's (forge merges, code that arrives as
 # data, bash expansion corners, git running programs / remote writes, and
 # commands that must not be blocked)
-CATEGORIES = ("block", "allow", "bypass", "fail_closed")
+CATEGORIES = ("block", "allow", "bypass", "fail_closed", "forge", "data_exec", "expansion", "git_programs", "false_blocks")
 NEW_CATEGORIES = CATEGORIES[4:]
 
 
@@ -72,8 +72,9 @@ def corpus_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
 
 def test_corpus_shape() -> None:
     counts = {c: sum(1 for category, _ in CORPUS_CASES if category == c) for c in CATEGORIES}
-    assert sum(counts.values()) >= 300, counts
+    assert sum(counts.values()) >= 700, counts
     assert all(counts[c] >= 20 for c in CATEGORIES), counts
+    assert sum(counts[c] for c in NEW_CATEGORIES) >= 200, counts
     for category, case in CORPUS_CASES:
         assert category in CATEGORIES, category
         if category in ("allow", "false_blocks"):
@@ -164,6 +165,42 @@ def test_policy_from_config_validates() -> None:
         with pytest.raises(ConfigError) as raised:
             GuardPolicy.from_config(bad, "x/ralph.toml")
         assert "x/ralph.toml" in str(raised.value)
+
+
+def test_forge_families_default_on_and_switchable(tmp_path) -> None:
+    from ralph.config import ConfigError
+    from ralph.rules.guard import FAMILIES
+
+    samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
+               "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}
+    assert set(samples) == set(FAMILIES)
+    for family, command in samples.items():
+        assert judge_command(command).blocked, command
+        off = GuardPolicy.from_config({family: False})
+        assert not judge_command(command, off).blocked, command
+        others = [c for f, c in samples.items() if f != family]
+        assert all(judge_command(c, off).blocked for c in others)
+        assert judge_command("git push", off).blocked
+    config = tmp_path / "ralph.toml"
+    config.write_text('[loop]\nmax_iterations = 3\n\n[guard]\nforge_merges = "no"\n')
+    with pytest.raises(ConfigError) as raised:
+        GuardPolicy.from_config({"forge_merges": "no"}, str(config))
+    assert str(raised.value).startswith(f"{config}:5: [guard] forge_merges: must be true or false"), raised.value
+
+
+def test_configured_local_remote_is_guarded_through_pre_tool(tmp_path) -> None:
+    """A write into a configured local-path remote is a push, whatever the
+    remote's directory is called (it need not end in .git)."""
+    project, upstream = tmp_path / "project", tmp_path / "upstream"
+    for repo in (project, upstream):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "../upstream"], check=True)
+    cwd = str(project)
+    for command in ("git -C ../upstream update-ref refs/heads/main HEAD", f"git --git-dir={upstream}/.git branch -f x",
+                    "cd ../upstream && git reset --hard", "echo 0 > ../upstream/.git/refs/heads/main"):
+        assert run_hook("pre-tool", bash_payload(command, cwd), cwd).denied, command
+    for command in ("git -C ../upstream log --oneline", "git -C ../elsewhere update-ref refs/heads/x HEAD"):
+        assert run_hook("pre-tool", bash_payload(command, cwd), cwd).output == {}, command
 
 
 def test_config_through_pre_tool(tmp_path) -> None:

@@ -47,7 +47,8 @@ def check_bash(call: HookCall) -> Outcome:
             return allow()
     from ralph.rules.guard import judge_command
 
-    verdict = judge_command(command, load_guard_policy(call, path) if path else None)
+    verdict = judge_command(command, load_guard_policy(call, path) if path else None, cwd=call.cwd,
+                            remotes=local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         outcome = deny(verdict.reason)
@@ -93,6 +94,39 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
             f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
             "the loop ends the iteration and tells the next one why"
         )
+
+
+def local_remotes(root: str) -> tuple[str, ...]:
+    """Absolute paths of the repository's remotes that are local paths (a git
+    write into one is a push), read from its git config; () when unreadable."""
+    import os
+
+    git_dir = os.path.join(root, ".git")
+    try:
+        if os.path.isfile(git_dir):  # a worktree or submodule: `gitdir: <path>`
+            with open(git_dir, encoding="utf-8", errors="replace") as f:
+                git_dir = os.path.join(root, f.read().split("gitdir:", 1)[-1].strip())
+            common = os.path.join(git_dir, "commondir")
+            if os.path.isfile(common):
+                with open(common, encoding="utf-8", errors="replace") as f:
+                    git_dir = os.path.join(git_dir, f.read().strip())
+        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
+            lines = f.read(200_000).splitlines()
+    except OSError:
+        return ()
+    remotes = []
+    in_remote = False
+    for line in lines:
+        line = line.strip()
+        if line.startswith("["):
+            in_remote = line.lower().startswith("[remote ")
+        elif in_remote and line.lower().replace(" ", "").startswith(("url=", "pushurl=")):
+            url = line.split("=", 1)[1].strip().strip('"')
+            if url.startswith("file://"):
+                url = url[7:]
+            if url.startswith(("/", "./", "../", "~")) or (url and ":" not in url):
+                remotes.append(os.path.normpath(os.path.join(root, os.path.expanduser(url))))
+    return tuple(remotes)
 
 
 def check_edit(call: HookCall) -> Outcome:

@@ -158,6 +158,10 @@ class Expander:
     def param_values(self, part: tuple, scope: Scope, where: str) -> list:
         """Possible values of a parameter expansion: strings, or lists of fields for "$@"."""
         _, name, quoted, op, arg = part
+        for _ in range(8):  # a nameref (declare -n) reads the variable it stands for
+            if name.split("[", 1)[0] not in scope.refs:
+                break
+            name = scope.refs[name.split("[", 1)[0]] + name[len(name.split("[", 1)[0]):]
         base = name.split("[", 1)[0]
         subscript = name[len(base) + 1:-1] if "[" in name else None
         if op == "!names":
@@ -231,6 +235,11 @@ class Expander:
             if op == "^":
                 return [v[:1].upper() + v[1:] for v in flat]
             return [v[:1].lower() + v[1:] for v in flat]
+        if op == "@" and arg and all(p[0] == "s" for p in arg) and "".join(p[1] for p in arg) == "P":
+            # ${x@P}: x expanded as a prompt string, command substitutions included
+            for value in flat or []:
+                self.prompt_expand(value, scope, f"{where} > ${{{name}@P}}")
+            return [UNKNOWN]
         # pattern removal, substitution, substrings, transforms: run the nested
         # expansions (they may hold commands) but treat the result as unknown
         if arg:

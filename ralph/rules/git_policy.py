@@ -10,8 +10,10 @@ command writes, which arm a later push.
 """
 from __future__ import annotations
 
+import posixpath
+
 from ralph.rules.expand import _split_words
-from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, could_push, shell_quote, show
+from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, bare_repository, could_push, file_key, lookup_file, shell_quote, show
 from ralph.rules.shell import ShellSyntaxError
 
 GIT_BLOCKED = {
@@ -50,10 +52,16 @@ class GitPolicy:
     __slots__ = ()
 
     def run_git(self, argv: list[str], env: dict[str, str], scope: Scope, where: str, dashed: bool = False) -> str | None:
-        configs: list[tuple[str, str]] = []
+        configs: list[tuple[str, str]] = list(scope.git_configs)
         merged_env = dict(scope.exported)
         merged_env.update(env)
         configs.extend(_env_git_config(merged_env))
+        for name in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"):
+            if name in merged_env:
+                configs.extend(self.config_file(merged_env[name], scope, where))
+        places = [scope.cwd] if scope.cwd else []  # where git runs, and which repository it works on
+        if merged_env.get("GIT_DIR"):
+            places.append(merged_env["GIT_DIR"])
         i = 1
         while i < len(argv) and not dashed:
             arg = argv[i]
@@ -68,12 +76,16 @@ class GitPolicy:
                     configs.append(self.config_env(value, merged_env))
                 elif arg == "--list-cmds":
                     return None
+                elif arg in ("-C", "--git-dir"):
+                    places.append(value)
                 i += 2
                 continue
             if arg.startswith("--") and "=" in arg:
                 option, value = arg.split("=", 1)
                 if option == "--config-env":
                     configs.append(self.config_env(value, merged_env))
+                elif option == "--git-dir":
+                    places.append(value)
                 i += 1
                 continue
             if arg in GIT_OPTS_THAT_EXIT:
@@ -88,12 +100,23 @@ class GitPolicy:
         sub = argv[i]
         args = argv[i + 1:]
         aliases = dict(scope.git_aliases)
+        for key, value in list(configs):
+            low = key.lower()
+            if low == "include.path" or low.startswith("includeif."):
+                configs.extend(self.config_file(value, scope, where))
         for key, value in configs:
             low = key.lower()
             if low.startswith("alias."):
                 aliases[key[6:].lower()] = value
+            elif low == "core.hookspath":
+                self.judge_hooks_dir(value, scope, where)
             elif could_push(value, self.policy.risky_words()):
                 self.run_script(value, scope.fork(), "", f"{where} > git config {key}")
+        remote = next((p for p in places if self.in_remote(p, scope, p is scope.cwd)), None)
+        if remote is not None and not _reads_only(sub.lower(), args):
+            self.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
+                       "git.remote-write")
+            return None
         for _ in range(10):
             if sub.lower() in GIT_BUILTINS or sub.lower() not in aliases:
                 break
@@ -117,6 +140,42 @@ class GitPolicy:
         self.judge_git_subcommand(sub, args, configs, argv, scope, where)
         return None
 
+    def in_remote(self, path: str, scope: Scope, is_cwd: bool = False) -> bool:
+        """Is this path (a -C/--git-dir/GIT_DIR/cd target, a file written) inside
+        another repository: a bare one, or one of the configured local-path remotes?"""
+        if any(bare_repository(part) for part in path.split("/")):
+            return True
+        if not self.remotes or not self.cwd or UNKNOWN in path:
+            return False
+        here = self.cwd if is_cwd else posixpath.join(self.cwd, scope.cwd) if scope.cwd else self.cwd
+        full = posixpath.normpath(posixpath.join(here, path))
+        return any(full == remote or full.startswith(remote + "/") for remote in self.remotes)
+
+    def config_file(self, path: str, scope: Scope, where: str) -> list[tuple[str, str]]:
+        """The entries of a git config file this command wrote (include.path,
+        GIT_CONFIG_GLOBAL); a file written with content the guard cannot see
+        counts as an unknown alias."""
+        found, content = lookup_file(scope.files, path)
+        if not found:
+            return []
+        if content is None:
+            self.not_sure(False, f"git reads config `{show(path)}`, written with content that cannot be seen", where, "fail-closed.written-git-file")
+            return [("alias.", UNKNOWN)]
+        self.note(where, f"git reads config {show(path)}, written earlier in this command")
+        return _config_entries(content)
+
+    def judge_hooks_dir(self, directory: str, scope: Scope, where: str) -> None:
+        """core.hooksPath at a directory: the hooks written there run on commit, merge, ..."""
+        prefix = file_key(directory).rstrip("/") + "/"
+        for path, content in list(scope.files.items()):
+            if path.startswith(prefix) or (UNKNOWN in prefix and "/" + path.rsplit("/", 1)[-1] in path):
+                if content is None:
+                    self.not_sure(False, f"hook `{show(path)}` has content that cannot be seen", where, "fail-closed.written-git-file")
+                else:
+                    inner = scope.fork()  # the hook's own git calls do not re-run the hooks
+                    inner.git_configs = [c for c in inner.git_configs if c[0].lower() != "core.hookspath"]
+                    self.run_script(content, inner, "", f"{where} > hook {show(path)}")
+
     def config_env(self, value: str, env: dict[str, str]) -> tuple[str, str]:
         key, _, var = value.partition("=")
         return key, env.get(var, UNKNOWN)
@@ -132,6 +191,9 @@ class GitPolicy:
             why = GIT_BLOCKED.get(low) or "is blocked by ralph.toml [guard] block_git_subcommands"
             self.block(argv, f"git {low} {why}", where, "config.block-git-subcommands" if low in self.policy.block_git_subcommands and low not in GIT_BLOCKED else f"git.{low}")
             return
+        if self.judge_git_frontend(low, args, argv, where):
+            return
+        self.judge_program_options(low, args, scope, where)
         if low == "merge":
             if helping or (not unknown_args and ("--abort" in args or "--quit" in args)):
                 self.note(where, "git merge --abort/--quit/--help merges nothing")
@@ -172,13 +234,41 @@ class GitPolicy:
         if low == "config":
             self.judge_git_config(args, argv, scope, where)
             return
+        if low not in GIT_BUILTINS:
+            # git runs `git-<sub>` found on PATH: one this command wrote counts
+            for path, content in list(scope.files.items()):
+                if path.rsplit("/", 1)[-1].lower() == "git-" + low:
+                    if content is None:
+                        self.not_sure(False, f"git {low} runs `{show(path)}`, written with content that cannot be seen", where, "fail-closed.script-content")
+                    else:
+                        inner = scope.fork()
+                        inner.positional = list(args)
+                        self.run_script(content, inner, "", f"{where} > {show(path)}")
+                    return
         self.note(where, f"git {low}: allowed")
+
+    def judge_program_options(self, low: str, args: list[str], scope: Scope, where: str) -> None:
+        """Options and URLs with which git runs a program: --upload-pack,
+        --receive-pack, --exec, `ext::` transports, grep --open-files-in-pager."""
+        names = ["--upload-pack", "--receive-pack", "--exec"]
+        if low in ("clone", "ls-remote"):
+            names.append("-u")
+        if low == "grep":
+            names += ["-O", "--open-files-in-pager"]
+        for value in _option_values(args, tuple(names)):
+            self.run_script(value, scope.fork(), "", f"{where} > git {low} (program option)")
+        for arg in args:
+            if arg.lower().startswith("ext::"):
+                self.run_argv(_ext_argv(arg[5:]), {}, None, scope.fork(), f"{where} > git {low} ext:: transport")
 
     def judge_pull(self, args: list[str], configs: list, argv: list[str], where: str) -> None:
         rebase = None
         for key, value in configs:
             if key.lower() == "pull.rebase":
                 rebase = value.lower() not in ("false", "no", "off", "0", "")
+        if any(arg in ("--help", "-h") for arg in args):
+            self.note(where, "git pull --help only prints help")
+            return
         for arg in args:
             if UNKNOWN in arg:
                 self.not_sure(True, f"git pull has an option `{show(arg)}` only known when the command runs", where, "fail-closed.git-pull-option")
@@ -235,15 +325,29 @@ class GitPolicy:
             if probe.blocks or any(u[0] for u in probe.unsure):
                 self.block(argv, f"defines git alias `{name}` that would push or merge when used", where, "git.alias-arms-push")
             return
+        scope.git_configs.append((key, value))
+        if key.lower() == "core.hookspath":
+            self.judge_hooks_dir(value, scope, where)
+        if key.lower() == "include.path" or key.lower().startswith("includeif."):
+            for inner_key, inner_value in self.config_file(value, scope, where):
+                if inner_key.lower().startswith("alias."):
+                    scope.git_aliases[inner_key[6:].lower()] = inner_value
         if could_push(value, self.policy.risky_words()):
             probe = self.probe()
             probe.run_script(value, scope.fork(), "", where)
             if probe.blocks:
                 self.block(argv, f"sets git config {key} to a command that would push or merge", where, "git.config-command")
 
-    def check_written(self, path: str, content: str | None, where: str) -> None:
-        """A git hook or git config file written with a push in it arms a later push."""
+    def check_written(self, path: str, content: str | None, where: str, scope: Scope | None = None) -> None:
+        """A git hook or git config file written with a push in it arms a later
+        push; a file written into another repository's refs is a push."""
         low = path.lower()
+        parts = low.split("/")
+        for k, part in enumerate(parts[:-1]):
+            if parts[k + 1] in ("refs", "packed-refs", "head") and self.in_remote("/".join(path.split("/")[:k + 1]) or "/", scope or Scope()):
+                self.block(["write", path], f"writes `{show(path)}`, a ref of another repository (a remote): that is a push", where,
+                           "git.remote-write")
+                return
         is_hook = "hooks/" in low
         is_config = low.endswith(("gitconfig", ".git/config", "git/config", ".gitmodules"))
         if not (is_hook or is_config):
@@ -287,6 +391,67 @@ class GitPolicy:
         if words:
             self.run_git(["git"] + words, {}, scope, where)
         return bool(words)
+
+
+# what git may do in another repository (a local-path remote) without writing to it
+REMOTE_READ_ONLY = frozenset("""log show status for-each-ref rev-parse ls-tree cat-file ls-remote diff describe rev-list
+show-ref count-objects fsck grep shortlog blame reflog cherry name-rev verify-pack help version commit-tree
+hash-object archive bundle""".split())
+
+
+def _reads_only(sub: str, args: list[str]) -> bool:
+    if sub in REMOTE_READ_ONLY:
+        return sub != "reflog" or not args or args[0] in ("show", "exists")
+    if sub in ("branch", "tag"):
+        words = [a for a in args if not a.startswith("-")]
+        writes = {"-d", "-D", "-m", "-M", "-c", "-C", "-f", "--force", "--delete", "--move", "--copy", "-a", "-s", "-u"}
+        listing = {"-l", "--list", "-r", "-a", "--all", "-v", "-vv", "--contains", "--merged", "--no-merged", "--points-at"}
+        if sub == "branch":
+            writes.discard("-a")
+        return not (set(args) & writes) and (not words or bool(set(args) & listing))
+    if sub == "config":
+        return any(a in ("--get", "--get-all", "--get-regexp", "--list", "-l") for a in args)
+    return False
+
+
+def _config_entries(text: str) -> list[tuple[str, str]]:
+    """key = value entries of a git config file, as section.key (subsections dropped)."""
+    entries = []
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            section = line[1:].split("]", 1)[0].split()[0].strip('"').lower() if line[1:].split("]", 1)[0].split() else ""
+            continue
+        key, eq, value = line.partition("=")
+        value = value.strip()
+        if len(value) > 1 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        entries.append((f"{section}.{key.strip()}" if section else key.strip(), value if eq else "true"))
+    return entries
+
+
+def _ext_argv(text: str) -> list[str]:
+    """The argv of an `ext::` URL: words split on spaces, `% ` a space inside a word, `%%` a percent."""
+    words, current, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "%" and i + 1 < len(text) and text[i + 1] in " %":
+            current.append(text[i + 1])
+            i += 2
+            continue
+        if c == " ":
+            if current:
+                words.append("".join(current))
+                current = []
+        else:
+            current.append(c)
+        i += 1
+    if current:
+        words.append("".join(current))
+    return words
 
 
 def _option_values(args: list[str], options: tuple) -> list[str]:

@@ -57,13 +57,19 @@ Hot path: imports only ralph.rules.* and time (already loaded).
 from __future__ import annotations
 
 from ralph.rules.expand import Expander
+from ralph.rules.forge_policy import ForgePolicy
 from ralph.rules.git_policy import GitPolicy
-from ralph.rules.guard_state import (MAX_ALTERNATIVES, MAX_CALL_DEPTH, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
+from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard_state import could_push as _could_push
 from ralph.rules.program_models import ProgramModels, static_output
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.shell import ShellSyntaxError, TooDeep, parse
+from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
+
+# variables bash expands as prompt strings, and those naming a file a shell sources
+PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
+FILE_ENV = frozenset(("BASH_ENV", "ENV"))
+SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))
 
 ACT = (
     "Pushing and merging are left to the person or the loop that runs you: commit your work "
@@ -93,38 +99,70 @@ class GuardVerdict:
         return f"GuardVerdict(blocked={self.blocked!r}, rule_id={self.rule_id!r}, reason={self.reason!r}, evidence={self.evidence!r})"
 
 
+# The [guard] table of ralph.toml, in the shape of ralph.loop.settings.LOOP_KEYS:
+# key -> (default, kind, minimum). The family switches turn off one family of
+# blocks that is on by default (a team that merges with `gh pr merge` on
+# purpose sets forge_merges = false).
+GUARD_KEYS: dict[str, tuple[object, str, float | None]] = {
+    "block_git_subcommands": ([], "words", None),  # extra git subcommands to block, e.g. ["lfs"]
+    "block_programs": ([], "strings", None),  # extra programs (and words) to block, e.g. ["npm publish"]
+    "allow_commands": ([], "strings", None),  # exact commands always allowed, e.g. ["git push --dry-run"]
+    "forge_merges": (True, "bool", None),  # gh pr merge, glab mr merge, hub merge
+    "forge_api_writes": (True, "bool", None),  # gh/glab/hub api calls that merge or write refs or commits
+    "forge_sync": (True, "bool", None),  # gh repo sync, hub sync
+    "git_frontends": (True, "bool", None),  # jj git push, git svn dcommit, git flow ... finish/publish
+    "merge_backends": (True, "bool", None),  # git merge-recursive/-resolve/-octopus/-ours/-subtree/-index
+}
+FAMILIES = tuple(key for key, (_, kind, _) in GUARD_KEYS.items() if kind == "bool")
+
+
 class GuardPolicy:
     """The [guard] table of ralph.toml."""
 
-    __slots__ = ("block_git_subcommands", "block_programs", "allow_commands")
+    __slots__ = ("block_git_subcommands", "block_programs", "allow_commands", "families", "risky")
 
-    def __init__(self, block_git_subcommands: tuple = (), block_programs: tuple = (), allow_commands: tuple = ()) -> None:
+    def __init__(self, block_git_subcommands: tuple = (), block_programs: tuple = (), allow_commands: tuple = (),
+                 families: dict[str, bool] | None = None) -> None:
         self.block_git_subcommands = frozenset(s.lower() for s in block_git_subcommands)
         # each rule: (program, words that must follow in order)
         self.block_programs = tuple((rule.split()[0].lower(), tuple(rule.split()[1:])) for rule in block_programs if rule.split())
         self.allow_commands = frozenset(block.strip() for block in allow_commands)
+        self.families = {family: True for family in FAMILIES}
+        self.families.update(families or {})
+        self.risky = (RISKY_WORDS + tuple(self.block_git_subcommands)
+                      + tuple(w for prog, words in self.block_programs for w in (prog,) + words))
 
     @classmethod
     def from_config(cls, section: dict, path: str = "ralph.toml") -> GuardPolicy:
+        """Validate the [guard] table; errors read `file:line: [guard] key: what; how to fix`."""
         from ralph.config import ConfigError
 
-        known = ("block_git_subcommands", "block_programs", "allow_commands")
+        def fail(key: str, what: str) -> ConfigError:
+            from ralph.loop.settings import key_line
+
+            return ConfigError(f"{key_line(path, key, 'guard')}: [guard] {key}: {what}")
+
         for key in section:
-            if key not in known:
-                raise ConfigError(f"{path}: [guard] has unknown key {key!r}; known keys: {', '.join(known)}")
-        values = []
-        for key in known:
-            value = section.get(key, [])
+            if key not in GUARD_KEYS:
+                raise fail(key, f"unknown key; known keys: {', '.join(GUARD_KEYS)}")
+        lists = []
+        families = {}
+        for key, (default, kind, _) in GUARD_KEYS.items():
+            value = section.get(key, default)
+            if kind == "bool":
+                if not isinstance(value, bool):
+                    raise fail(key, f"must be true or false, not {value!r}; e.g. {key} = false")
+                families[key] = value
+                continue
             if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-                raise ConfigError(f"{path}: [guard] {key} must be a list of non-empty strings, e.g. {key} = [\"...\"]")
-            values.append(tuple(value))
-        for item in values[0]:
-            if len(item.split()) != 1:
-                raise ConfigError(f"{path}: [guard] block_git_subcommands takes single words like \"lfs\", not {item!r}")
-        return cls(*values)
+                raise fail(key, f"must be a list of non-empty strings; e.g. {key} = [\"...\"]")
+            if kind == "words" and any(len(item.split()) != 1 for item in value):
+                raise fail(key, f"takes single words like \"lfs\", not {next(i for i in value if len(i.split()) != 1)!r}")
+            lists.append(tuple(value))
+        return cls(*lists, families=families)
 
     def risky_words(self) -> tuple:
-        return RISKY_WORDS + tuple(self.block_git_subcommands) + tuple(w for prog, words in self.block_programs for w in (prog,) + words)
+        return self.risky
 
 
 DEFAULT_POLICY = GuardPolicy()
@@ -135,12 +173,14 @@ def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
     return _could_push(text, policy.risky_words())
 
 
-class Analysis(Expander, GitPolicy, ProgramModels):
+class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
-    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth")
+    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes")
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
+        self.cwd = ""
+        self.remotes: tuple[str, ...] = ()
         self.policy = policy
         self.budget = budget
         self.text = text
@@ -192,10 +232,25 @@ class Analysis(Expander, GitPolicy, ProgramModels):
         if kind == "cmd":
             return self.run_simple(node, scope, stdin, cond, where)
         if kind == "seq":
-            outputs = [self.run(child, scope, stdin, cond, where) for child in node[1]]
+            outputs = []
+            for child in node[1]:
+                outputs.append(self.run(child, scope, stdin, cond, where))
+                if certain_status(child, scope) == "exit":
+                    self.note(where, "`exit`: nothing after it runs")
+                    break
             return None if None in outputs else "".join(outputs)
         if kind == "and":
-            outputs = [self.run(child, scope, stdin, cond or i > 0, where) for i, child in enumerate(node[1])]
+            # `false && x`, `true || x`: x never runs; any other status is unknown
+            outputs = []
+            status: int | str | None = None
+            for i, child in enumerate(node[1]):
+                if i > 0 and status in (0, 1) and (node[2][i - 1] == "&&") != (status == 0):
+                    self.note(where, f"skips `{node[2][i - 1]}` branch: the status before it is always {status}")
+                    continue
+                outputs.append(self.run(child, scope, stdin, cond or i > 0, where))
+                status = certain_status(child, scope) if i == 0 or status is not None else None
+                if status == "exit":
+                    break
             return None if None in outputs else "".join(outputs)
         if kind == "pipe":
             data = stdin
@@ -209,11 +264,25 @@ class Analysis(Expander, GitPolicy, ProgramModels):
         if kind in ("sub", "grp"):
             return self.run(node[1], scope.fork() if kind == "sub" else scope, stdin, cond, where)
         if kind == "if":
-            for i, part in enumerate(node[1]):
-                self.run(part, scope, stdin, cond or i > 0, where)
+            parts = node[1]
+            for i in range(0, len(parts), 2):
+                if i + 1 == len(parts):  # else
+                    self.run(parts[i], scope, stdin, True, where)
+                    break
+                self.run(parts[i], scope, stdin, cond or i > 0, where)
+                status = certain_status(parts[i], scope)
+                if status != 1:
+                    self.run(parts[i + 1], scope, stdin, True, where)
+                else:
+                    self.note(where, "skips a branch whose condition is always false")
+                if status == 0:
+                    break  # later elif/else branches never run
             return None
         if kind == "while":
             self.run(node[1], scope, stdin, True, where)
+            if certain_status(node[1], scope) == 1:
+                self.note(where, "skips a loop body whose condition is always false")
+                return None
             self.run(node[2], scope, stdin, True, where)
             return None
         if kind == "for":
@@ -241,6 +310,9 @@ class Analysis(Expander, GitPolicy, ProgramModels):
         if kind == "func":
             scope.funcs[node[1]] = node[2]
             self.note(where, f"defines function {node[1]}()")
+            if node[1] in SHELL_CALLED_FUNCTIONS:
+                # bash calls it by itself (a command not found): judge it as called
+                self.run(node[2], scope.fork(), None, True, f"{where} > {node[1]}()")
             return ""
         if kind == "arith":
             self.expand_parts(node[1], scope, where, in_quotes=True)
@@ -307,12 +379,16 @@ class Analysis(Expander, GitPolicy, ProgramModels):
                     scope.arrays[name] = elements
                     scope.vars[name] = [elements[0] if elements else ""]
                 else:
-                    self.assign(scope, name, alternatives, cond)
+                    self.assign(scope, name, alternatives, cond, here)
                 if name in COMMAND_ENV or name.startswith("GIT_CONFIG"):
                     self.note(here, f"sets {name}")
+                    if name in FILE_ENV:
+                        self.check_env({name: (alternatives or [UNKNOWN])[0]}, scope, here)
             for path, append in written:
                 if not append or path not in scope.files:
                     scope.files[path] = ""
+            if not values and not written and redirected_stdin != "\x02":
+                return redirected_stdin  # `$(< file)` is the file's content
             return ""
         env: dict[str, str] = {}
         for name, alternatives, elements in values:
@@ -330,10 +406,23 @@ class Analysis(Expander, GitPolicy, ProgramModels):
         for path, append in written:
             old = scope.files.get(path, "") if append else ""
             scope.files[path] = None if old is None or output is None else old + output
-            self.check_written(path, scope.files[path], here)
+            self.check_written(path, scope.files[path], here, scope)
         return "" if written else output
 
-    def assign(self, scope: Scope, name: str, alternatives: list[str] | None, cond: bool) -> None:
+    def assign(self, scope: Scope, name: str, alternatives: list[str] | None, cond: bool, where: str = "") -> None:
+        for _ in range(8):  # a nameref (declare -n) assigns the variable it stands for
+            if name not in scope.refs:
+                break
+            name = scope.refs[name]
+        for value in alternatives or ():
+            if "[" in value and ("$(" in value or "`" in value):
+                # bash evaluates `a[$(cmd)]` in a value wherever the variable is
+                # used in arithmetic (`$((x))`, `(( ))`, let, [[ -eq ]], subscripts,
+                # offsets): judge the substitution as run
+                self.run_script(": " + value, scope.fork(), "", f"{where} > {name} in arithmetic")
+        if name in PROMPT_VARS:
+            for value in alternatives or ():
+                self.prompt_expand(value, scope, f"{where} > ${name}")
         if name == "IFS":
             scope.vars[name] = alternatives
             return
@@ -348,9 +437,29 @@ class Analysis(Expander, GitPolicy, ProgramModels):
             scope.vars[name] = alternatives
         scope.arrays.pop(name, None)
 
+    def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
+        """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
+        if "$" not in value and "`" not in value:
+            return
+        try:
+            parts = Parser(value, 1, self.budget).read_dq(None, heredoc=True)
+        except (ShellSyntaxError, TooDeep):
+            self.not_sure(False, "a prompt string cannot be read", where, "fail-closed.prompt-string")
+            return
+        self.expand_parts(parts, scope.fork(), where, in_quotes=True)
+
     def check_env(self, env: dict[str, str], scope: Scope, where: str) -> None:
         """Variables whose value git or the shell runs as a command."""
         for name, value in env.items():
+            if name in FILE_ENV:
+                # BASH_ENV / ENV name a file a shell sources on start
+                found, content = lookup_file(scope.files, value)
+                if found:
+                    self.run_file(value, scope.fork(), "", f"{where} > ${name}")
+                continue
+            if name in PROMPT_VARS:
+                self.prompt_expand(value, scope, f"{where} > ${name}")
+                continue
             if name in COMMAND_ENV and could_push(value, self.policy):
                 self.run_script(value, scope.fork(), "", f"{where} > ${name}")
 
@@ -388,6 +497,14 @@ class Analysis(Expander, GitPolicy, ProgramModels):
             inner.positional = list(argv[1:])
             return self.run_file(word, inner, stdin, f"{where} > {show(word)}")
         name = program_name(word)
+        if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
+            # a glob for the program: judge every program it could name that pushes or merges
+            matches = glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
+            for match in matches:
+                self.note(where, f"`{show(word)}` can match {match}")
+                self.run_argv([match] + argv[1:], env, stdin, scope, where, cond)
+            if matches:
+                return None
         if name is None:
             self.not_sure(False, f"the program name `{show(word)}` is only known when the command runs", where, "fail-closed.program-name")
             self.scan_for_command(argv[1:], env, stdin, scope, where)
@@ -417,7 +534,40 @@ class Analysis(Expander, GitPolicy, ProgramModels):
             if name in ("docker", "podman", "nerdctl") and sub in ("compose", "container") and len(argv) > 2:
                 self.scan_for_command(argv[2:], env, stdin, scope, where)
                 return None
+        if name == "cat" and len(argv) > 1 and not any(a.startswith("-") for a in argv[1:]):
+            contents = [lookup_file(scope.files, a) for a in argv[1:]]
+            if all(found and content is not None for found, content in contents):
+                return "".join(content for _, content in contents)
         return static_output(name, argv, stdin)
+
+
+# programs a glob in a command name is checked against
+GLOB_CANDIDATES = ("git", "gh", "glab", "hub", "jj", "ralph") + tuple("git-" + s for s in (
+    "push", "send-pack", "http-push", "merge", "pull", "subtree", "merge-recursive", "merge-resolve", "merge-octopus",
+    "merge-ours", "merge-subtree", "merge-index", "svn", "flow"))
+
+
+def glob_programs(pattern: str) -> list[str]:
+    """The push/merge-capable programs a glob like `gi?` or `git-p*sh` can name."""
+    from fnmatch import fnmatchcase  # only for this rare form: keeps the hot path's imports small
+
+    return [name for name in GLOB_CANDIDATES if fnmatchcase(name, pattern.lower())]
+
+
+def certain_status(node: tuple, scope: Scope) -> int | str | None:
+    """The exit status bash semantics make certain: 0 for `true`/`:`, 1 for
+    `false`, "exit" for `exit`/`return`; None when it depends on anything
+    (a function or alias of that name, redirections, arguments, `!`)."""
+    if node[0] == "seq":
+        return certain_status(node[1][-1], scope) if node[1] else None
+    if node[0] != "cmd" or node[1] or node[3] or len(node[2]) != 1 or len(node[2][0]) != 1:
+        if node[0] == "cmd" and not node[1] and node[2] and node[2][0] in ([("s", "exit", False)], [("s", "return", False)]):
+            return None if node[2][0][0][1] in scope.funcs or node[2][0][0][1] in scope.aliases else "exit"
+        return None
+    part = node[2][0][0]
+    if part[0] != "s" or part[1] in scope.funcs or part[1] in scope.aliases:
+        return None
+    return {"true": 0, ":": 0, "false": 1, "exit": "exit", "return": "exit"}.get(part[1])
 
 
 def _in_order(words: tuple, args: list[str]) -> bool:
@@ -456,13 +606,32 @@ PROGRAM_HANDLERS = {
     "printf": Analysis.run_printf,
     "tee": Analysis.run_tee,
     "cp": Analysis.run_copy,
+    "ln": Analysis.run_copy,
+    "install": Analysis.run_copy,
+    "hash": Analysis.run_hash,
+    "cd": Analysis.run_cd,
+    "make": Analysis.run_make,
+    "gmake": Analysis.run_make,
+    "ed": Analysis.run_editor,
+    "red": Analysis.run_editor,
+    "ex": Analysis.run_editor,
+    "vi": Analysis.run_editor,
+    "vim": Analysis.run_editor,
+    "nvim": Analysis.run_editor,
+    "view": Analysis.run_editor,
+    "vim.basic": Analysis.run_editor,
+    "vim.tiny": Analysis.run_editor,
+    "pushd": Analysis.run_cd,
     "awk": Analysis.run_awk,
     "gawk": Analysis.run_awk,
     "mawk": Analysis.run_awk,
     "nawk": Analysis.run_awk,
     "sed": Analysis.run_sed,
     "gsed": Analysis.run_sed,
-    "hub": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
+    "hub": Analysis.run_hub,
+    "gh": Analysis.run_gh,
+    "glab": Analysis.run_glab,
+    "jj": Analysis.run_jj,
     "yadm": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
     "tmux": Analysis.run_multiplexer,
     "screen": Analysis.run_multiplexer,
@@ -474,11 +643,14 @@ PROGRAM_HANDLERS = {
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
 
-def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25) -> GuardVerdict:
-    """Would running `command` in bash push or merge? Never raises."""
+def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",
+                  remotes: tuple[str, ...] = ()) -> GuardVerdict:
+    """Would running `command` in bash push or merge? Never raises.
+    cwd: where it runs; remotes: absolute paths of the repository's local-path
+    remotes (a git write into one of them is a push)."""
     policy = policy or DEFAULT_POLICY
     try:
-        return _judge(command, policy, deadline)
+        return _judge(command, policy, deadline, cwd, remotes)
     except BaseException as e:  # noqa: B036 - a crash would be a bypass
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -499,11 +671,13 @@ def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str
     return GuardVerdict(True, reason, [why], trace + [f"{why} -> BLOCK (fail closed)"], f"fail-closed.{rule}")
 
 
-def _judge(command: str, policy: GuardPolicy, deadline: float) -> GuardVerdict:
+def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "", remotes: tuple[str, ...] = ()) -> GuardVerdict:
     if policy.allow_commands and command.strip() in policy.allow_commands:
         return GuardVerdict(False, "", [], ["listed in ralph.toml [guard] allow_commands -> allow"], "allow.config-allow-commands")
     budget = Budget(deadline)
     analysis = Analysis(command, policy, budget)
+    analysis.cwd = cwd
+    analysis.remotes = tuple(r.rstrip("/") for r in remotes if r.startswith("/"))
     try:
         tree = parse(command, 0, budget)
     except ShellSyntaxError as e:

@@ -18,7 +18,7 @@ MAX_VALUE = 100_000
 MAX_CALL_DEPTH = 8
 MAX_STEPS = 200_000
 
-RISKY_WORDS = ("push", "merge", "pull", "send-pack", "subtree")
+RISKY_WORDS = ("push", "merge", "pull", "send-pack", "subtree", "dcommit")
 # ways to spell a word without writing it
 ENCODINGS = ("\\x", "\\u", "\\0", "\\1", "\\2", "\\3", "\\4", "\\5", "\\6", "\\7", "$'", "base64", "b64",
              "xxd", "rev", "tr ", "sed", "awk", "chr(", "fromcharcode", "fromhex", "[::-1]", "bytes([",
@@ -49,7 +49,8 @@ class Budget:
 class Scope:
     """What the command itself defined so far."""
 
-    __slots__ = ("vars", "arrays", "funcs", "aliases", "git_aliases", "exported", "positional", "files")
+    __slots__ = ("vars", "arrays", "funcs", "aliases", "git_aliases", "exported", "positional", "files", "cwd", "refs",
+                 "git_configs")
 
     def __init__(self) -> None:
         self.vars: dict[str, list[str] | None] = {}  # name -> possible values, None = unknown
@@ -60,6 +61,9 @@ class Scope:
         self.exported: dict[str, str] = {}
         self.positional: list[str] | None = None  # None = unknown ($1.. from outside)
         self.files: dict[str, str | None] = {}
+        self.cwd = ""  # after `cd`, relative to where the command starts ("" = there; UNKNOWN inside = unknown)
+        self.refs: dict[str, str] = {}  # namerefs (declare -n): name -> the variable it stands for
+        self.git_configs: list[tuple[str, str]] = []  # git config set earlier in the command (include.path, core.hooksPath)
 
     def fork(self) -> Scope:
         new = Scope.__new__(Scope)
@@ -71,6 +75,9 @@ class Scope:
         new.exported = dict(self.exported)
         new.positional = self.positional
         new.files = dict(self.files)
+        new.cwd = self.cwd
+        new.refs = dict(self.refs)
+        new.git_configs = list(self.git_configs)
         return new
 
 
@@ -118,3 +125,26 @@ def normalize_program(name: str) -> str:
     if name.endswith(".exe"):
         return normalize_program(name[:-4])
     return name
+
+
+def lookup_file(files: dict[str, str | None], path: str) -> tuple[bool, str | None]:
+    """(found, content) of a file written earlier in the command. A path with an
+    unknown prefix (`$PWD/x.cfg`) matches a written file of that name."""
+    key = file_key(path)
+    if key in files:
+        return True, files[key]
+    if UNKNOWN in path:
+        tail = path.rsplit(UNKNOWN, 1)[1].lstrip("/")
+        if tail and UNKNOWN not in tail:
+            for name, content in files.items():
+                if name == tail or name.endswith("/" + tail):
+                    return True, content
+    return False, None
+
+
+def bare_repository(path: str) -> bool:
+    """Does this path name another repository's git directory (`../origin.git`,
+    `/srv/repo.git`): a bare repository, which is what a local-path remote is."""
+    path = path.rstrip("/")
+    base = path.rsplit("/", 1)[-1]
+    return base.endswith(".git") and base != ".git" and UNKNOWN not in base

@@ -7,7 +7,8 @@ made only of PLAIN_CHARS has no quoting, escaping, expansion, substitution,
 redirection, glob, comment or control operator, so bash runs it as a single
 simple command with exactly those literal words. If no word contains a
 RISKY_FRAGMENT either (case-insensitively: `GIT PUSH` runs git on macOS), it
-cannot name git, a git helper, `ralph stream merge` or a push/merge/pull:
+cannot name git, a git helper, a forge CLI, `ralph stream merge` or a
+push/merge/pull/sync:
 such a command is allowed without loading the guard. Anything else, and any
 project with a ralph.toml (whose [guard] table may block other programs),
 goes through the full guard. tests/test_guard_fast_path.py checks that this
@@ -16,7 +17,11 @@ never allows what the guard would block. Pure.
 from __future__ import annotations
 
 PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _./=:,+@%-")
-RISKY_FRAGMENTS = ("git", "push", "merge", "pull", "send-pack", "subtree", "ralph")
+# git, push/merge words, and the forge CLIs and git front ends whose merges
+# and pushes are spelled without them (`gh repo sync`, `gh api ... contents`,
+# `git svn dcommit` has git, `jj`)
+RISKY_FRAGMENTS = ("git", "push", "merge", "pull", "send-pack", "subtree", "ralph", "gh", "glab", "hub", "sync", "jj",
+                   "dcommit")
 MAX_PLAIN_LENGTH = 4096
 
 

@@ -10,12 +10,20 @@ builtins that change the shell's state (alias, declare, read, set, ...).
 """
 from __future__ import annotations
 
-from ralph.rules.guard_state import MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, normalize_program, program_name, shell_quote, show
+from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.shell import ShellSyntaxError, decode_ansi_c
 from ralph.rules.expand import _split_words
 from ralph.rules.git_policy import _option_values
+
+
+PLAIN_SCRIPT = ("Write the commands themselves on the command line (not in a file, descriptor or "
+                "generated script), one per line.")
+# interpreter code that reads its own command-line arguments
+ARGV_MARKERS = ("argv", "process.argv", "@argv", "$argv", "arguments", "args", "$*", "$@", "...")
+# programs whose judged invocation accounts for push/merge words in a string literal
+GIT_PROGRAMS = frozenset(("git", "gh", "glab", "hub", "jj", "yadm"))
 
 
 class ProgramModels:
@@ -34,6 +42,9 @@ class ProgramModels:
                 i += 1
                 break
             if arg.startswith("--"):
+                if arg in ("--rcfile", "--init-file") and i + 1 < len(argv):
+                    # read by an interactive shell before anything else
+                    self.run_file(argv[i + 1], scope.fork(), "", f"{where} > {argv[0]} {arg}")
                 i += 2 if arg in ("--rcfile", "--init-file") else 1
                 continue
             if len(arg) > 1 and arg[0] in "-+":
@@ -69,9 +80,13 @@ class ProgramModels:
             return self.run_stdin_script(stdin, scope, where)
         if path.startswith("\x03"):  # process substitution output
             return self.run_stdin_script(scope.files.get(path), scope, where)
+        if path.startswith(("/dev/fd/", "/proc/self/fd/")):
+            self.not_sure(False, f"runs a script read from descriptor `{show(path)}`, which the guard cannot follow", where,
+                          "fail-closed.script-descriptor", PLAIN_SCRIPT)
+            return None
         path = file_key(path)
-        if path in scope.files:
-            content = scope.files[path]
+        found, content = lookup_file(scope.files, path)
+        if found:
             if content is None:
                 self.not_sure(False, f"runs `{show(path)}`, written earlier in this command with content that cannot be seen", where, "fail-closed.script-content")
                 return None
@@ -93,6 +108,7 @@ class ProgramModels:
         flags = INTERPRETERS.get(name, ("-c",))
         code = None
         found_flag = False
+        args: list[str] = []  # the program's own arguments (sys.argv[1:], ARGV, process.argv.slice(..))
         i = 1
         while i < len(argv):
             arg = argv[i]
@@ -100,11 +116,13 @@ class ProgramModels:
             if low in flags:
                 found_flag = True
                 code = argv[i + 1] if i + 1 < len(argv) else ""
+                args = argv[i + 2:]
                 break
             attached = next((f for f in flags if f.startswith("-") and len(f) == 2 and arg.startswith(f) and len(arg) > 2), None)
             if attached:
                 found_flag = True
                 code = arg[2:]
+                args = argv[i + 1:]
                 break
             if arg in ("-m",) and name.startswith("py"):
                 return None
@@ -113,8 +131,9 @@ class ProgramModels:
             i += 1
         if not found_flag:
             rest = argv[i:]
+            args = rest[1:]
             if rest and rest[0] != "-":
-                path = rest[0]
+                path = file_key(rest[0])
                 if path in scope.files:
                     code = scope.files[path]
                     if code is None:
@@ -128,22 +147,44 @@ class ProgramModels:
                 if code is None:
                     self.not_sure(False, f"{name} reads its program from input the guard cannot see", where, "fail-closed.interpreter-stdin")
                     return None
-        self.judge_code(name, code or "", scope, where)
+        self.judge_code(name, code or "", scope, where, args=args)
         return None
 
-    def judge_code(self, name: str, code: str, scope: Scope, where: str, starts_programs: bool = False) -> None:
+    def judge_code(self, name: str, code: str, scope: Scope, where: str, starts_programs: bool = False,
+                   args: list[str] | None = None) -> None:
+        """Interpreter code that can start programs: judge the commands its
+        string literals spell (a list of literals as one argv), and the
+        program's own arguments when the code passes its argv to a process API.
+        Block when push/merge words or encodings remain that no judged git
+        command accounts for."""
         low = code.lower()
         starts_programs = starts_programs or any(api in low for api in EXEC_APIS)
         if not starts_programs:
             self.note(where, f"{name} code starts no programs")
             return
-        before = len(self.blocks)
-        for literal in _string_literals(code):
-            if could_push(literal, self.policy.risky_words()) or "git" in literal.lower():
-                self.run_script(literal, scope.fork(), "", f"{where} > {name} string")
-        if len(self.blocks) > before:
+        before = (len(self.blocks), len(self.unsure))
+        if args and any(marker in low for marker in ARGV_MARKERS):
+            self.note(where, f"{name} code passes its arguments to a process API")
+            self.run_argv(list(args), {}, None, scope.fork(), f"{where} > {name} argv")
+        explained: set[int] = set()
+        groups = _literal_groups(code)
+        for group in groups:
+            words = [code_literal for _, code_literal in group]
+            mark = (len(self.blocks), len(self.unsure))
+            if len(words) > 1:
+                self.run_argv(words, {}, None, scope.fork(), f"{where} > {name} argv list")
+            elif could_push(words[0], self.policy.risky_words()) or "git" in words[0].lower():
+                self.run_script(words[0], scope.fork(), "", f"{where} > {name} string")
+            first = (words[0].split() or [""])[0]
+            if (len(self.blocks), len(self.unsure)) == mark and program_name(first) in GIT_PROGRAMS:
+                explained.update(index for index, _ in group)
+        if len(self.blocks) > before[0]:
             return
-        if could_push(code, self.policy.risky_words()):
+        literals = [literal for group in groups for literal in group]
+        outside = _without_literals(code)
+        risky = (could_push(outside, self.policy.risky_words()) or any(e in low for e in ENCODINGS)
+                 or any(could_push(text, self.policy.risky_words()) for index, text in literals if index not in explained))
+        if risky:
             self.blocks.append((f"{name} code", f"{name} code that starts programs mentions push/merge/pull or encodes text", where, "interpreter.code"))
             self.note(where, f"{name} code can start programs and could push or merge -> BLOCK")
         else:
@@ -305,6 +346,8 @@ class ProgramModels:
                     delimiter = "\x00"
                 if option == "--delimiter":
                     delimiter = decode_ansi_c(value if eq else (argv[i + 1] if i + 1 < len(argv) else "\n"))[:1] or "\n"
+                if option == "--arg-file":
+                    stdin = self.read_written(value if eq else (argv[i + 1] if i + 1 < len(argv) else ""), scope)
                 i += 1 if eq or option not in XARGS_LONG_WITH_ARG else 2
                 continue
             if arg.startswith("-") and len(arg) > 1:
@@ -321,6 +364,8 @@ class ProgramModels:
                     replace = arg[2:] or "{}"
                     i += 1
                     continue
+                if ch == "a":  # arguments from a file instead of stdin
+                    stdin = self.read_written(arg[2:] or (argv[i + 1] if i + 1 < len(argv) else ""), scope)
                 took = ch in XARGS_SHORT_WITH_ARG and not arg[2:]
                 i += 2 if took else 1
                 continue
@@ -408,11 +453,97 @@ class ProgramModels:
                 i += 1
                 continue
             break
+        files = argv[i:]
         if program is None:
             program = argv[i] if i < len(argv) else ""
+            files = argv[i + 1:]
         if "system" in program or "|" in program:
-            self.judge_code(argv[0].rsplit("/", 1)[-1], program, scope, where, starts_programs=True)
+            name = argv[0].rsplit("/", 1)[-1]
+            self.judge_code(name, program, scope, where, starts_programs=True)
+            # the commands may come from the input lines (`system($0)`): judge them as run
+            inputs = [self.read_written(path, scope) for path in files if "=" not in path] if files else [stdin]
+            for text in inputs:
+                if text is None:
+                    self.not_sure(False, f"{name} runs commands built from input the guard cannot see", where,
+                                  "fail-closed.awk-input", PLAIN_SCRIPT)
+                else:
+                    self.run_script(text, scope.fork(), "", f"{where} > {name} input lines")
         return None
+
+    def run_make(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """make runs its makefile's recipes and `$(shell ..)`: judge a makefile
+        read from stdin, written by this command, or given with --eval.
+        (A makefile already in the project is not visible: a documented limit.)"""
+        texts: list[tuple[str, str | None]] = []
+        i = 1
+        while i < len(argv):
+            arg = argv[i]
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            if arg in ("-f", "--file", "--makefile"):
+                texts.append((value, stdin if value in ("-", "/dev/stdin") else self.read_written(value, scope)))
+                i += 2
+                continue
+            if arg.startswith(("--file=", "--makefile=")):
+                path = arg.split("=", 1)[1]
+                texts.append((path, stdin if path in ("-", "/dev/stdin") else self.read_written(path, scope)))
+            elif arg.startswith("-f") and len(arg) > 2:
+                texts.append((arg[2:], stdin if arg[2:] in ("-", "/dev/stdin") else self.read_written(arg[2:], scope)))
+            elif arg in ("-E", "--eval"):
+                texts.append(("--eval", value))
+                i += 2
+                continue
+            elif arg.startswith("--eval="):
+                texts.append(("--eval", arg[7:]))
+            i += 1
+        for source, text in texts:
+            if text is None:
+                if source not in ("--eval",) and (source in ("-", "/dev/stdin") or lookup_file(scope.files, source)[0]):
+                    self.not_sure(False, f"make reads a makefile `{show(source)}` the guard cannot see", where,
+                                  "fail-closed.makefile", PLAIN_SCRIPT)
+                continue
+            for command in _make_commands(text):
+                self.run_script(command, scope.fork(), "", f"{where} > make recipe")
+        return None
+
+    def run_editor(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """ed, ex and vim run `!cmd` (and `r !cmd`, `w !cmd`) given with -c/+cmd
+        or, in ex/ed mode, read from stdin."""
+        name = program_name(argv[0]) or ""
+        commands = []
+        ex_mode = name in ("ex", "ed", "red") or any(a in ("-e", "-es", "-E", "-Es", "-s") for a in argv[1:]) and name != "ed"
+        i = 1
+        while i < len(argv):
+            arg = argv[i]
+            if arg in ("-c", "--cmd") and i + 1 < len(argv):
+                commands.append(argv[i + 1])
+                i += 2
+                continue
+            if arg.startswith("+") and len(arg) > 1:
+                commands.append(arg[1:])
+            elif arg == "-S" and i + 1 < len(argv):
+                commands.extend((self.read_written(argv[i + 1], scope) or "").splitlines())
+                i += 2
+                continue
+            i += 1
+        if ex_mode or name in ("ed", "red"):
+            if stdin is None:
+                self.not_sure(False, f"{name} reads editor commands from input the guard cannot see", where,
+                              "fail-closed.editor-input", PLAIN_SCRIPT)
+            else:
+                commands.extend(stdin.splitlines())
+        for command in commands:
+            shell = _editor_shell_command(command)
+            if shell is not None:
+                self.run_script(shell, scope.fork(), "", f"{where} > {name} !")
+            elif "system(" in command:
+                self.judge_code(name, command, scope, where, starts_programs=True)
+        return None
+
+    def read_written(self, path: str, scope: Scope) -> str | None:
+        """The content of a file this command wrote (or stdin for `-`), None when unknown."""
+        if path in ("-", "/dev/stdin"):
+            return None
+        return lookup_file(scope.files, path)[1]
 
     def run_sed(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         scripts = _option_values(argv[1:], ("-e", "--expression"))
@@ -477,7 +608,10 @@ class ProgramModels:
                 continue
             if name.endswith("+"):
                 name = name[:-1]
-            self.assign(scope, name, [value], False)
+            if any(a.startswith("-") and "n" in a for a in argv[1:]):
+                scope.refs[name] = value  # a nameref: reads and writes of name go to value
+                continue
+            self.assign(scope, name, [value], False, where)
             if exporting:
                 scope.exported[name] = value
             if name in COMMAND_ENV and could_push(value, self.policy.risky_words()):
@@ -526,7 +660,10 @@ class ProgramModels:
         return None
 
     def run_mapfile(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        names = [a for a in argv[1:] if not a.startswith("-")]
+        for callback in _option_values(argv[1:], ("-C",)):
+            # mapfile -C runs the callback with an index and the line appended
+            self.run_script(callback + " 0 line", scope.fork(), "", f"{where} > mapfile -C")
+        names = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in ("-C", "-c", "-d", "-n", "-O", "-s", "-u")]
         name = names[-1] if names else "MAPFILE"
         scope.arrays[name] = [UNKNOWN] if stdin is None else stdin.splitlines()
         scope.vars[name] = None if stdin is None else [scope.arrays[name][0] if scope.arrays[name] else ""]
@@ -556,7 +693,7 @@ class ProgramModels:
         for arg in argv[1:]:
             if not arg.startswith("-"):
                 scope.files[file_key(arg)] = stdin
-                self.check_written(arg, stdin, where)
+                self.check_written(arg, stdin, where, scope)
         return stdin
 
     def run_multiplexer(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -573,17 +710,45 @@ class ProgramModels:
                 self.run_script(arg, scope.fork(), "", f"{where} > {name} (command string)")
         return None
 
+    def run_cd(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """Where later commands run (git in another repository is judged by it)."""
+        paths = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+        target = paths[0] if paths else "~"
+        if target.startswith("/") or target.startswith("~") or UNKNOWN in target or target == "-":
+            scope.cwd = target if target != "-" else UNKNOWN
+        else:
+            scope.cwd = (scope.cwd.rstrip("/") + "/" + target) if scope.cwd else target
+        return ""
+
     def run_copy(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        paths = [a for a in argv[1:] if not a.startswith("-")]
+        """cp / ln / mv / install SOURCE DEST: DEST now holds what SOURCE held; a
+        copy or link of a program (`ln -s /usr/bin/git g`) runs that program."""
+        paths = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in ("-m", "-o", "-g", "-t", "-S")]
         if len(paths) == 2:
             source = file_key(paths[0])
             if source in ("/dev/stdin", "-"):
                 content = stdin
             else:
-                content = scope.files.get(source)
-            scope.files[file_key(paths[1])] = content
-            self.check_written(paths[1], content, where)
+                found, content = lookup_file(scope.files, source)
+                if not found:
+                    program = program_name(source)
+                    # a program, not a file this command wrote: the copy runs it with its arguments
+                    content = f'exec {shell_quote(source)} "$@"\n' if program and "/" in source else None
+            target = file_key(paths[1])
+            if target.endswith("/") or target in (".", ".."):
+                target = (target.rstrip("/") + "/" if target not in (".",) else "") + source.rsplit("/", 1)[-1]
+            scope.files[target] = content
+            self.check_written(paths[1], content, where, scope)
         return ""
+
+    def run_hash(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """hash -p PATH NAME: NAME now runs PATH (the shell's command table)."""
+        for path in _option_values(argv[1:], ("-p",)):
+            names = [a for a in argv[argv.index(path) + 1:] if not a.startswith("-")] if path in argv else []
+            for name in names:
+                scope.aliases[name] = shell_quote(path)
+                self.note(where, f"hash: {name} runs {show(path)}")
+        return None
 
 
 def _sed_executes(script: str) -> bool:
@@ -602,8 +767,40 @@ def _sed_executes(script: str) -> bool:
     return False
 
 
-def _string_literals(code: str) -> list[str]:
-    """Quoted strings in interpreter code (', ", `), escapes decoded C-style."""
+def _make_commands(text: str) -> list[str]:
+    """The shell commands of a makefile: recipe lines (tab-indented, or after
+    `target: ;`) and `$(shell ..)` bodies, with `$$` read as `$`."""
+    commands = []
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.startswith("\t"):
+            commands.append(line[1:].lstrip("@-+ "))
+        elif ":" in line and ";" in line.split("#", 1)[0] and "=" not in line.split(":", 1)[0]:
+            commands.append(line.split(";", 1)[1].strip().lstrip("@-+ "))
+        start = line.find("$(shell ")
+        while start >= 0:
+            depth, j = 0, start + 1
+            while j < len(line):
+                depth += {"(": 1, ")": -1}.get(line[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            commands.append(line[start + 8:j])
+            start = line.find("$(shell ", j)
+    return [c.replace("$$", "$") for c in commands if c.strip()]
+
+
+def _editor_shell_command(command: str) -> str | None:
+    """The shell command of an ed/ex line: `!cmd`, `:!cmd`, `r !cmd`, `w !cmd`, `silent !cmd`."""
+    line = command.strip().lstrip(":").lstrip("0123456789,.$%' ")
+    for prefix in ("silent! ", "silent ", "r ", "w ", "e ", "read ", "write ", "r", "w", "e"):
+        if line.startswith(prefix) and line[len(prefix):].lstrip().startswith("!"):
+            line = line[len(prefix):].lstrip()
+            break
+    return line[1:] if line.startswith("!") else None
+
+
+def _literal_spans(code: str) -> list[tuple[int, int, str]]:
+    """Quoted strings in interpreter code (', ", `): (start, end, text), escapes decoded C-style."""
     out = []
     i = 0
     n = len(code)
@@ -614,11 +811,36 @@ def _string_literals(code: str) -> list[str]:
             while j < n and code[j] != c:
                 j += 2 if code[j] == "\\" else 1
             body = code[i + 1:j]
-            out.append(decode_ansi_c(body) if "\\" in body else body)
+            out.append((i, min(j + 1, n), decode_ansi_c(body) if "\\" in body else body))
             i = j + 1
         else:
             i += 1
     return out
+
+
+def _literal_groups(code: str) -> list[list[tuple[int, str]]]:
+    """String literals, those separated only by commas and blanks (a list of
+    argv words: `['git', 'log']`, `qw`-free) grouped together; (index, text)."""
+    groups: list[list[tuple[int, str]]] = []
+    previous_end = -1
+    for index, (start, end, text) in enumerate(_literal_spans(code)):
+        between = code[previous_end:start] if previous_end >= 0 else None
+        if groups and between is not None and between.strip(" \t\n,") == "" and "," in between:
+            groups[-1].append((index, text))
+        else:
+            groups.append([(index, text)])
+        previous_end = end
+    return groups
+
+
+def _without_literals(code: str) -> str:
+    pieces = []
+    previous = 0
+    for start, end, _ in _literal_spans(code):
+        pieces.append(code[previous:start])
+        previous = end
+    pieces.append(code[previous:])
+    return " ".join(pieces)
 
 
 def _printf(args: list[str]) -> str | None:

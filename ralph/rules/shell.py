@@ -19,7 +19,7 @@ Tree shapes (tuples, for speed):
   ("sub", body, redirs) / ("grp", body, redirs)    `( .. )` / `{ ..; }`
   ("if", [node, ...], redirs)              conditions and branches in source order
   ("for", name, words | None, body, redirs)
-  ("while", cond, body, redirs)
+  ("while", cond, body, redirs)           `until`: cond wrapped in a grp; `! x` is ("grp", x, [])
   ("case", word, [(patterns, body), ...], redirs)
   ("func", name, body)
   ("arith", parts)                         `(( .. ))`
@@ -581,10 +581,14 @@ class Parser:
 
     def parse_pipeline(self) -> tuple:
         tok = self.peek()
+        negated = False
         while tok[0] == "w" and word_literal(tok[1]) == "!":
             self.next()
+            negated = True
             tok = self.peek()
-        return self.parse_joined(self.parse_command, ("|", "|&"), "pipe")
+        node = self.parse_joined(self.parse_command, ("|", "|&"), "pipe")
+        # `! cmd`: a group, so nobody reads a certain exit status off `cmd`
+        return ("grp", node, []) if negated else node
 
     def parse_redirects(self, redirs: list) -> None:
         while True:
@@ -674,7 +678,7 @@ class Parser:
             self.expect_word("}")
             node: tuple = ("grp", body, redirs)
         elif keyword == "!":
-            node = self.parse_command()
+            node = ("grp", self.parse_command(), [])
         elif keyword == "if":
             parts = [self.parse_list(stop_words=("then",))]
             self.expect_word("then")
@@ -698,6 +702,8 @@ class Parser:
             self.expect_word("do")
             body = self.parse_list(stop_words=("done",))
             self.expect_word("done")
+            if keyword == "until":
+                cond = ("grp", cond, [])  # its status is read inverted: never a certain one
             node = ("while", cond, body, redirs)
         elif keyword in ("for", "select"):
             node = self.parse_for(redirs)
