@@ -783,9 +783,8 @@ def main(argv: list[str] | None = None) -> int:
             "accept": list(sc.accept),
             "note": "; ".join(x for x in (sc.note, trim_note) if x),
         }
-        group = "tuned" if sc.runner in TUNED else "holdout" if sc.runner in HOLDOUT else "nontest" if sc.runner == "nontest" else ""
-        if group:
-            fixture["group"] = group
+        if args.round_two:
+            fixture["group"] = "tuned" if sc.runner in TUNED else "holdout" if sc.runner in HOLDOUT else "nontest" if sc.runner == "nontest" else "known"
         path = FIXTURES / sc.category / f"{sc.runner}_{sc.variant}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")

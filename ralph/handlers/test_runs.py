@@ -162,7 +162,7 @@ def _now() -> str:
 # PostToolUseFailure: `error` carries only about the first 10 KB and no path.
 PERSISTED_HEAD = 64 * 1024
 PERSISTED_TAIL = 2 * 1024 * 1024
-FAILURE_CUT_CHARS = 9_500  # an `error` this long was cut by the client
+FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330 keeps ~10,000 characters of output)
 
 
 def read_persisted(path: str) -> str:

@@ -395,8 +395,32 @@ def _keyed_block(lines: list[tuple[int, str]]) -> tuple[int, str, int, int, int]
     return best
 
 
+# failing-test name lines in common shapes (ExUnit, jasmine/cucumber-js numbered
+# failures, behave's "Failing scenarios:", busted's "Failure -> file @ line",
+# EUnit's "mod: name...*failed*")
+_FAILING_NAME = re.compile(
+    r"^(?:\s{2}\d{1,4}\) test (?P<exunit>[^\n]{1,200}? \([\w.]{1,200}\))$"
+    r"|\d{1,4}\) Scenario: (?P<cucumber>[^\n#]{1,200}?)\s+# \S{1,200}$"
+    r"|\s{2}(?P<behave>\S{1,200}\.feature:\d{1,6}\s+[^\n]{1,200})$"
+    r"|(?:Failure|Error) (?:->|\u2192) \S{1,200} @ \d{1,6}\n(?P<busted>[^\n]{1,200})$"
+    r"|(?P<eunit>\w{1,100}: \w{1,100})\.\.\.\*failed\*$)",
+    re.M,
+)
+_FAILURES_HEADER = re.compile(r"^Failures:\n(?:[^\n]{0,300}\n){0,3}?\d{1,4}\) (?P<jasmine>[^\n]{1,200})$", re.M)
+
+
 def _xunit_failing(text: str) -> list[str]:
     names: list[str] = []
+    tail = text[-60_000:]
+    for m in _FAILING_NAME.finditer(tail):
+        name = next((g for g in m.groups() if g), "").strip()
+        if name and name not in names:
+            names.append(name[:240])
+    for m in _FAILURES_HEADER.finditer(tail):
+        name = m.group("jasmine").strip()
+        if name and not name.startswith("Scenario:") and name not in names:
+            names.append(name[:240])
+    names = names[:20]
     for m in _XUNIT.finditer(text[-60_000:]):
         if m.group(1) != "FAILED":
             continue

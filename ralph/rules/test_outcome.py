@@ -589,9 +589,9 @@ def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] 
         text = " ".join(stripped)
         if any(text == d or text.startswith(d + " ") for d in declared):
             return StageKind("runner", kind.runner if kind.kind == "runner" else DECLARED)
-    if kind.kind == "other":
+    if kind.kind == "other" or (kind.kind == "maybe" and kind.runner is None):
         found = test_generic.stage_evidence(stripped, _testish)
-        if found is not None:
+        if found is not None and (kind.kind == "other" or found[0] == "runner"):
             return StageKind(found[0], found[1])
     return kind
 
