@@ -21,6 +21,32 @@ from __future__ import annotations
 
 import re
 
+
+class _Lazy:
+    """A regex compiled on first use: this module is imported on every Bash hook
+    call, and most calls (non-test commands) need none of its patterns."""
+
+    __slots__ = ("args", "pattern")
+
+    def __init__(self, *args: object) -> None:
+        self.args = args
+        self.pattern: re.Pattern | None = None
+
+    def _get(self) -> re.Pattern:
+        if self.pattern is None:
+            self.pattern = re.compile(*self.args)  # type: ignore[arg-type]
+        return self.pattern
+
+    def finditer(self, text: str):
+        return self._get().finditer(text)
+
+    def search(self, text: str):
+        return self._get().search(text)
+
+    def match(self, text: str):
+        return self._get().match(text)
+
+
 # program -> runner name, for runners the verdict has no dedicated reader for
 GENERIC_RUNNERS = {
     "behave": "behave", "cucumber-js": "cucumber", "cucumber": "cucumber", "busted": "busted",
@@ -56,7 +82,7 @@ LISTING_SUBCOMMANDS = {"vitest": ("list",), "jest": ("list",), "meson": ("intros
 # for these, a short option is only a listing option when the runner itself is named
 SHORT_LISTING = {"-N": ("ctest",), "-d": ("behave",), "-n": ("make", "gmake", "ninja"), "--just-print": ("make", "gmake"),
                  "--recon": ("make", "gmake"), "-h": None, "-V": None}
-_TESTISH_CODE = re.compile(r"minitest|test/unit|\bTestCase\b|\bunittest\b|\beunit:test|\bExUnit\b|\bdoctest\b|\bpytest\.main\b|\bbusted\b|require[ (]['\"][^'\"]{0,120}_test['\"]", re.I)
+_TESTISH_CODE = _Lazy(r"minitest|test/unit|\bTestCase\b|\bunittest\b|\beunit:test|\bExUnit\b|\bdoctest\b|\bpytest\.main\b|\bbusted\b|require[ (]['\"][^'\"]{0,120}_test['\"]", re.I)
 
 
 # launchers that run the program named after them (npx jasmine, uv run behave, bundle exec ...)
@@ -129,7 +155,7 @@ def stage_evidence(words: list[str], testish) -> tuple[str, str | None] | None:
     return None
 
 
-_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec)/|_test\.\w{1,5}$|_spec\.\w{1,5}$|(?:^|/)test_\w{1,100}\.\w{1,5}$")
+_TEST_FILE = _Lazy(r"(?:^|/)(?:tests?|spec)/|_test\.\w{1,5}$|_spec\.\w{1,5}$|(?:^|/)test_\w{1,100}\.\w{1,5}$")
 
 
 def code_runs_tests(args: list[str], flag: str) -> bool:
@@ -199,15 +225,15 @@ NOUNS = frozenset(("tests", "test", "specs", "spec", "examples", "example", "sce
                    "features", "feature", "cases", "case", "checks", "check", "assertions", "assertion", "suites", "suite", "runs"))
 NEUTRAL_WORDS = frozenset(("skipped", "skip", "pending", "ignored", "todo", "undefined", "xfailed", "expected", "total",
                            "deselected", "warnings", "warning", "timeout", "timeouts", "unexpected"))
-_PAIR = re.compile(r"(?<![\w.])(\d{1,9})[ \t]{1,3}((?:tests? |specs? |scenarios? |steps? |examples? |test cases? )?[a-zA-Z]{2,12})\b")
-_KEYED = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z ]{1,18}?)\s{0,2}[:=]\s{0,20}(\d{1,9})\b")
-_OF = re.compile(r"(?<!\w)(\d{1,9}) (?:out )?of (\d{1,9}) (?:tests?|specs?|examples?|test cases?|checks?) (failed|passed|succeeded|failing)", re.I)
-_VERB_FIRST = re.compile(r"(?<![\w-])(failed|passed) (?:all )?(\d{1,9}) (?:test cases?|tests?|specs?|examples?|scenarios?)\b")
-_ALL = re.compile(r"^\W{0,6}(?:All|ALL) (\d{1,9}) (?:tests?|specs?|examples?|checks?|test cases?) (?:passed|succeeded|OK)|^All tests passed \((\d{1,9}) assertions?", re.M)
-_UNITTEST_STYLE = re.compile(r"^(FAILED|OK)(?: \(([a-z_]{2,12}=\d{1,9}(?:, ?[a-z_]{2,12}=\d{1,9}){0,6})\))?[ \t]*$", re.M)
-_XUNIT = re.compile(r"^\[ {0,2}(FAILED|PASSED|SKIPPED|     OK) {0,2}\] ?([^\n]{0,300})$", re.M)
-_XUNIT_TOTAL = re.compile(r"^\[==========\] (\d{1,9}) tests? from \d{1,9} test (?:suites?|cases?) ran", re.M)
-_CATCH = re.compile(r"^test cases:\s{1,4}(\d{1,9})(?: \|\s{1,4}(\d{1,9}) passed)?(?: \|\s{1,4}(\d{1,9}) failed)?", re.M)
+_PAIR = _Lazy(r"(?<![\w.])(\d{1,9})[ \t]{1,3}((?:tests? |specs? |scenarios? |steps? |examples? |test cases? )?[a-zA-Z]{2,12})\b")
+_KEYED = _Lazy(r"(?<![\w-])([A-Za-z][A-Za-z ]{1,18}?)\s{0,2}[:=]\s{0,20}(\d{1,9})\b")
+_OF = _Lazy(r"(?<!\w)(\d{1,9}) (?:out )?of (\d{1,9}) (?:tests?|specs?|examples?|test cases?|checks?) (failed|passed|succeeded|failing)", re.I)
+_VERB_FIRST = _Lazy(r"(?<![\w-])(failed|passed) (?:all )?(\d{1,9}) (?:test cases?|tests?|specs?|examples?|scenarios?)\b")
+_ALL = _Lazy(r"^\W{0,6}(?:All|ALL) (\d{1,9}) (?:tests?|specs?|examples?|checks?|test cases?) (?:passed|succeeded|OK)|^All tests passed \((\d{1,9}) assertions?", re.M)
+_UNITTEST_STYLE = _Lazy(r"^(FAILED|OK)(?: \(([a-z_]{2,12}=\d{1,9}(?:, ?[a-z_]{2,12}=\d{1,9}){0,6})\))?[ \t]*$", re.M)
+_XUNIT = _Lazy(r"^\[ {0,2}(FAILED|PASSED|SKIPPED|     OK) {0,2}\] ?([^\n]{0,300})$", re.M)
+_XUNIT_TOTAL = _Lazy(r"^\[==========\] (\d{1,9}) tests? from \d{1,9} test (?:suites?|cases?) ran", re.M)
+_CATCH = _Lazy(r"^test cases:\s{1,4}(\d{1,9})(?: \|\s{1,4}(\d{1,9}) passed)?(?: \|\s{1,4}(\d{1,9}) failed)?", re.M)
 KEY_PASS = frozenset(("passed", "pass", "ok", "passes", "succeeded", "success", "successes", "expected fail"))
 KEY_FAIL = frozenset(("failed", "fail", "failures", "errors", "error", "failing", "unexpected pass", "broken", "failure"))
 KEY_NOUN = frozenset(("tests", "total", "tests run", "examples", "specs", "scenarios", "test cases", "total tests", "run", "ran"))
@@ -398,7 +424,7 @@ def _keyed_block(lines: list[tuple[int, str]]) -> tuple[int, str, int, int, int]
 # failing-test name lines in common shapes (ExUnit, jasmine/cucumber-js numbered
 # failures, behave's "Failing scenarios:", busted's "Failure -> file @ line",
 # EUnit's "mod: name...*failed*")
-_FAILING_NAME = re.compile(
+_FAILING_NAME = _Lazy(
     r"^(?:\s{2}\d{1,4}\) test (?P<exunit>[^\n]{1,200}? \([\w.]{1,200}\))$"
     r"|\d{1,4}\) Scenario: (?P<cucumber>[^\n#]{1,200}?)\s+# \S{1,200}$"
     r"|\s{2}(?P<behave>\S{1,200}\.feature:\d{1,6}\s+[^\n]{1,200})$"
@@ -406,7 +432,7 @@ _FAILING_NAME = re.compile(
     r"|(?P<eunit>\w{1,100}: \w{1,100})\.\.\.\*failed\*$)",
     re.M,
 )
-_FAILURES_HEADER = re.compile(r"^Failures:\n(?:[^\n]{0,300}\n){0,3}?\d{1,4}\) (?P<jasmine>[^\n]{1,200})$", re.M)
+_FAILURES_HEADER = _Lazy(r"^Failures:\n(?:[^\n]{0,300}\n){0,3}?\d{1,4}\) (?P<jasmine>[^\n]{1,200})$", re.M)
 
 
 def _xunit_failing(text: str) -> list[str]:
@@ -438,7 +464,7 @@ def _xunit_failing(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 # Failure markers still visible when the output was cut (`| head`, `| grep`)
 
-_MARKERS = re.compile(
+_MARKERS = _Lazy(
     r"^(?:\[  FAILED  \] (?P<xunit>[A-Za-z_][\w:/.<>-]{0,200}(?: \(\d+ ms\))?)$"
     r"|--- FAIL: (?P<go>\S{1,200})"
     r"|\(fail\) (?P<bun>[^\n]{1,200})"
@@ -472,7 +498,7 @@ def failure_markers(text: str) -> tuple[list[str], list[str]] | None:
 # ---------------------------------------------------------------------------
 # Hung runs: what was running when the run was stopped
 
-_RUNNING = re.compile(
+_RUNNING = _Lazy(
     r"^(?:=== RUN   (?P<go>\S{1,200})"
     r"|\[ RUN      \] (?P<gtest>\S{1,200})"
     r"|(?P<pytest>\S{1,200}\.py::\S{1,200}) ?(?:PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)?"

@@ -573,15 +573,21 @@ def command_shape(command: str, declared: tuple[str, ...] = ()) -> CommandShape:
     return shape
 
 
+# programs that never run tests and launch nothing: the generic layer need not look
+PLAIN_TOOLS = frozenset(("grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "bat", "head", "tail", "less", "more", "ls", "find", "fd",
+                         "tree", "git", "gh", "sed", "awk", "cut", "sort", "uniq", "wc", "diff", "cp", "mv", "rm", "mkdir", "touch",
+                         "chmod", "ln", "curl", "wget", "tar", "jq", "which", "pwd", "stat", "du", "df", "ps", "file", "tee"))
+
+
 def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] = ()) -> StageKind:
     """The generic layer's say on one stage (ralph.rules.test_generic): listing
     and counting commands run no test; runners and interpreters running test
     code that the tables above do not know are test stages; so are the
     project's own test commands declared in `[tests] commands`."""
+    if kind.kind == "trivial" or (kind.kind == "other" and not declared and words and _base(words[0]) in PLAIN_TOOLS):
+        return kind  # the common case costs no import
     from ralph.rules import test_generic
 
-    if kind.kind in ("trivial",):
-        return kind
     stripped = _strip_prefixes(words)
     if test_generic.is_listing(stripped) or test_generic.runs_no_code(stripped):
         return StageKind("other")
