@@ -517,3 +517,27 @@ def test_prompt_shows_only_the_current_story_failures(project: str) -> None:
     result = run_hook("prompt", load_payload("UserPromptSubmit", project), project)
     assert "verify failed for US-042" in result.context
     assert "US-001" not in result.context
+
+
+def test_loop_verify_at_iteration_start_is_the_baseline(tmp_path) -> None:
+    """`[tests] baseline = "verify"`: ralph-loop runs the verify command before the agent;
+    what fails then never rolls the agent back, through the real hooks."""
+    from tests.loop_support import Project
+
+    pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    config = f'[loop]\nverify_command = "{pytest_cmd}"\n\n[tests]\nbaseline = "verify"\n'
+    p = Project(tmp_path, "- [ ] US-001: Add sub\n", config=config)
+    p.write("tests/test_legacy.py", "def test_legacy_bug():\n    assert 1 == 2\n")
+    p.write("tests/test_ok.py", "def test_ok():\n    assert True\n")
+    git(p.root, "add", "-A")
+    git(p.root, "commit", "-q", "-m", "known failure")
+    run = [{"write": "sub.py", "text": "def sub(a, b):\n    return a - b\n"}] + [{"run": pytest_cmd}] * 4
+    p.script(runs=[run], hooks=["bash"])
+    p.run_loop("--once")
+    records = [json.loads(line) for path in glob.glob(os.path.join(p.root, ".ralph", "runs", "*", "tests.jsonl")) for line in open(path)]
+    baseline = [r for r in records if r["kind"] == "baseline"]
+    assert len(baseline) == 1 and baseline[0]["verdict"] == "fail" and baseline[0]["failing_tests"] == ["tests/test_legacy.py::test_legacy_bug"]
+    runs = [r for r in records if r["kind"] == "test"]
+    assert len(runs) == 4 and all(r["baseline_only"] for r in runs), runs
+    assert not [r for r in records if r["kind"] == "rollback"]
+    assert git(p.root, "for-each-ref", "refs/ralph/rollbacks/") == ""
