@@ -14,8 +14,15 @@ work; missing a failure lets broken work be committed. So the rules are:
 3. Without a summary, runner-specific failure markers that are still visible
    (truncated output) decide `fail`; otherwise the exit code decides, but only
    when the runner is the command's last pipeline stage and nothing (`| tail`,
-   `|| true`, `; echo`) masks its status.
+   `|| true`, `; echo`) masks its status. A runner stopped by `timeout` (124)
+   or a signal (137, 143) did not pass: `fail`.
 4. Anything else is `unknown`.
+
+Runners with no reader here go through the generic layer
+(ralph.rules.test_generic): test evidence from the command (rule 1 still
+holds: no evidence, no test run), a generic summary grammar read after the
+runners' own summaries found nothing, and generic failure markers. A
+project's `[tests]` commands (ralph.rules.tests_config) are test runs too.
 
 Bounded work: only the last TAIL_CHARS and first HEAD_CHARS of the output are
 examined with regexes (plus a few literal `str.find` scans over everything),
