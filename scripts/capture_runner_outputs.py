@@ -531,6 +531,8 @@ def round_two() -> list[Scenario]:
         S("ownscript", "sh_script_fail", "fail", "true_fail", "cprojects", "./run_tests.sh t_add.c t_bad.c"),
         S("ownscript", "sh_script_fail_bash", "fail", "true_fail", "cprojects", "bash run_tests.sh t_bad.c t_neg.c"),
         S("nontest", "ci_report_script", "not_test", "not_test", "cprojects", "./show_ci_report.sh"),
+        S("nontest", "test_report_script", "not_test", "not_test", "cprojects", "./show_test_report.sh"),
+        S("nontest", "python_test_summary_script", "not_test", "not_test", "nontest2", "python tests/test_summary.py results.json"),
         S("nontest", "make_lint_summary", "not_test", "not_test", "cprojects", "make lint"),
     ]
     out += masks("makecheck", "cprojects", "make check-broken", "fail")

@@ -78,9 +78,11 @@ LISTING_OPTIONS = frozenset((
     "-N", "--show-only", "--count", "--collect-only", "--co", "--listTests", "--list-files", "--dry-run", "-d",
     "--no-run", "--help", "-h", "--version", "-V", "-n", "--just-print", "--recon",
 ))
+# a script named like a test that reports, shows or lints rather than runs (`show_test_report.sh`)
+REPORT_WORDS = _Lazy(r"(?:^|[\W_])(?:reports?|summary|summari[sz]e|results?|logs?|show|print|coverage|lint|format|stats|history|dashboard|notify|upload)(?:$|[\W_])", re.I)
 LISTING_SUBCOMMANDS = {"vitest": ("list",), "jest": ("list",), "meson": ("introspect",)}
 # for these, a short option is only a listing option when the runner itself is named
-SHORT_LISTING = {"-N": ("ctest",), "-d": ("behave",), "-n": ("make", "gmake", "ninja"), "--just-print": ("make", "gmake"),
+SHORT_LISTING = {"-N": ("ctest",), "-d": ("behave",), "--count": ("bats",), "-n": ("make", "gmake", "ninja"), "--just-print": ("make", "gmake"),
                  "--recon": ("make", "gmake"), "-h": None, "-V": None}
 _TESTISH_CODE = _Lazy(r"minitest|test/unit|\bTestCase\b|\bunittest\b|\beunit:test|\bExUnit\b|\bdoctest\b|\bpytest\.main\b|\bbusted\b|require[ (]['\"][^'\"]{0,120}_test['\"]", re.I)
 
@@ -190,6 +192,19 @@ def runs_no_code(words: list[str]) -> bool:
         return False
     check = CHECK_ONLY.union(CHECK_ONLY_BY_PROGRAM.get(prog, ()))
     return any(a in check for a in args if a.startswith("-"))
+
+
+def only_reports(words: list[str]) -> bool:
+    """A program or script whose name says it reports on tests (`show_test_report.sh`,
+    `python test_summary.py`) rather than running them."""
+    words = launched(words)
+    if not words:
+        return False
+    prog = words[0].rsplit("/", 1)[-1]
+    names = [prog]
+    if prog in INTERPRETERS or prog.startswith("python"):
+        names = [a.rsplit("/", 1)[-1] for a in words[1:] if not a.startswith("-")][:1]
+    return any(REPORT_WORDS.search(n) for n in names)
 
 
 def is_listing(words: list[str]) -> bool:

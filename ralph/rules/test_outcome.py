@@ -598,6 +598,8 @@ def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] 
     stripped = _strip_prefixes(words)
     if test_generic.is_listing(stripped) or test_generic.runs_no_code(stripped):
         return StageKind("other")
+    if kind.kind == "maybe" and test_generic.only_reports(stripped):
+        return StageKind("other")  # named like a test, but it reports: its summary lines are not a run
     if declared:
         text = " ".join(stripped)
         if any(text == d or text.startswith(d + " ") for d in declared):
