@@ -277,53 +277,39 @@ def _tail_lines(text: str, count: int) -> list[tuple[int, str]]:
 
 def _line_counts(line: str) -> tuple[int, int, int, bool]:
     """(passed, failed, nouns, is_summary) from one line's `N word` and `Word: N` pairs."""
-    passed = failed = nouns = 0
-    seen_fail = seen_pass = seen_noun = False
+    counts = {"pass": 0, "fail": 0, "noun": 0}
+    seen: set[str] = set()
+
+    def add(kind: str, n: int) -> None:
+        counts[kind] += n
+        seen.add(kind)
+
     low = line.lower()
     for m in _PAIR.finditer(low):
         n, words = int(m.group(1)), m.group(2).split()
-        word = words[-1]
         if len(words) > 1:
-            seen_noun = True  # "1 test failed", "2 scenarios passed"
-        if word in FAIL_WORDS:
-            failed += n
-            seen_fail = True
-        elif word in PASS_WORDS:
-            passed += n
-            seen_pass = True
-        elif word in NOUNS:
-            nouns += n
-            seen_noun = True
-    for m in _VERB_FIRST.finditer(low):
-        n = int(m.group(2))
-        seen_noun = True
-        if m.group(1) == "failed":
-            failed, seen_fail = failed + n, True
-        else:
-            passed, seen_pass = passed + n, True
-    m = _OF.search(line)
+            seen.add("noun")  # "1 test failed", "2 scenarios passed"
+        word = words[-1]
+        kind = "fail" if word in FAIL_WORDS else "pass" if word in PASS_WORDS else "noun" if word in NOUNS else ""
+        if kind:
+            add(kind, n)
+    for m in _VERB_FIRST.finditer(low):  # "Failed 1 test case", "Passed all 2 test cases"
+        seen.add("noun")
+        add("fail" if m.group(1) == "failed" else "pass", int(m.group(2)))
+    m = _OF.search(line)  # "1 of 3 tests failed": the counts, not added to
     if m is not None:
-        if m.group(3).lower() in ("failed", "failing"):
-            failed, seen_fail = int(m.group(1)), True
-            nouns, seen_noun = int(m.group(2)), True
-        else:
-            passed, seen_pass = int(m.group(1)), True
-            nouns, seen_noun = int(m.group(2)), True
+        counts["fail" if m.group(3).lower() in ("failed", "failing") else "pass"] = int(m.group(1))
+        counts["noun"] = int(m.group(2))
+        seen.update(("noun", "fail" if m.group(3).lower() in ("failed", "failing") else "pass"))
     for m in _KEYED.finditer(line):
-        key, n = m.group(1).strip().lower(), int(m.group(2))
-        if key in KEY_FAIL:
-            failed += n
-            seen_fail = True
-        elif key in KEY_PASS:
-            passed += n
-            seen_pass = True
-        elif key in KEY_NOUN:
-            nouns += n
-            seen_noun = True
+        key = m.group(1).strip().lower()
+        kind = "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+        if kind:
+            add(kind, int(m.group(2)))
     # a count line needs a failure count next to a pass count or a test noun,
     # or a pass count next to a test noun: one bare "N failed" is not enough
-    summary = (seen_fail and (seen_pass or seen_noun)) or (seen_pass and seen_noun)
-    return passed, failed, nouns, summary
+    summary = ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
+    return counts["pass"], counts["fail"], counts["noun"], summary
 
 
 def read_generic(text: str) -> GenericSummary | None:
@@ -362,9 +348,8 @@ def read_generic(text: str) -> GenericSummary | None:
         if m.group(1) == "OK" and (ran is not None or counts):
             n = int(ran.group(1)) if ran else sum(v for k, v in counts.items() if k in ("passes", "tests", "passed"))
             return GenericSummary("pass" if n else "zero", window_start + m.start(), ([ran.group(0)] if ran else []) + [m.group(0).strip()], [])
-    m_all = None
-    for m_all in _ALL.finditer(window):
-        pass
+    every = list(_ALL.finditer(window))
+    m_all = every[-1] if every else None
     # count lines: the closing block is every summary-shaped line in the window
     found: list[tuple[int, str, int, int, int]] = []
     for start, line in lines:

@@ -703,6 +703,7 @@ PATTERN_SOURCES = {
     "bun_ran": ("Ran ", r"^Ran (\d+) tests? across (\d+) files?\."),
     "bun_counts": ("", r"^[ \t]*(\d+) (pass|fail|skip|todo|errors?|snapshots?|expect\(\) calls)[ \t]*$"),
     "bun_fail_item": ("(fail)", r"^\(fail\) ([^\n]{1,300}?)(?: \[[\d.]+m?s\])?$"),
+    "bun_bailed": ("Bailed out", r"^Bailed out after (\d+) failures?"),
     "bun_no_tests": ("t", r"^(?:error: )?(?:No tests found|The following filters did not match any test files|0 test files matching)"),
     "tox_env": (": ", r"^[ \t]+(\S{1,60}): (OK|FAIL)(?: code (\d+))? \("),
     "tox_end": (":", r"^[ \t]+(congratulations :\)|evaluation failed :\()"),
@@ -1271,6 +1272,10 @@ def read_bun(t: Text) -> Finding | None:
         return None
     if ran is None:
         return Finding("bun", ZERO, none.start(), [_cut(none.group(0))])
+    bailed = t.last("bun_bailed")
+    if bailed is not None and bailed.start() > ran.start():
+        # `--bail`: no count block, only "Bailed out after N failure(s)"
+        return Finding("bun", FAIL, bailed.start(), [_cut(ran.group(0)), _cut(bailed.group(0))], _names(t.find("bun_fail_item")))
     block = [m for m in counts_m if 0 < ran.start() - m.start() < 600]
     counts: dict[str, int] = {}
     for m in block:
