@@ -531,6 +531,8 @@ def round_two() -> list[Scenario]:
         S("ownscript", "sh_script_fail", "fail", "true_fail", "cprojects", "./run_tests.sh t_add.c t_bad.c"),
         S("ownscript", "sh_script_fail_bash", "fail", "true_fail", "cprojects", "bash run_tests.sh t_bad.c t_neg.c"),
         S("nontest", "ci_report_script", "not_test", "not_test", "cprojects", "./show_ci_report.sh"),
+        S("nontest", "test_report_script", "not_test", "not_test", "cprojects", "./show_test_report.sh"),
+        S("nontest", "python_test_summary_script", "not_test", "not_test", "nontest2", "python tests/test_summary.py results.json"),
         S("nontest", "make_lint_summary", "not_test", "not_test", "cprojects", "make lint"),
     ]
     out += masks("makecheck", "cprojects", "make check-broken", "fail")
@@ -610,6 +612,9 @@ def round_two() -> list[Scenario]:
         S("vitest", "list", "not_test", "not_test", "vitest", "npx vitest list tests/fail.test.js"),
         S("vitest", "bail", "fail", "true_fail", "vitest", "npx vitest run --bail 1 tests/fail.test.js"),
         S("jest", "bail", "fail", "true_fail", "jest", "npx jest --bail tests/fail.test.js"),
+        S("bun", "bail", "fail", "true_fail", "bun", "bun test --bail fail.test.ts"),
+        S("bun", "bail_all_files", "fail", "true_fail", "bun", "bun test --bail"),
+        S("bun", "bail_masked_tail", "fail", "masked_fail", "bun", "bun test --bail 2>&1 | tail -5"),
         S("mocha", "bail", "fail", "true_fail", "mocha", "npx mocha --bail test/fail.spec.js"),
         S("mocha", "dry_run", "not_test", "not_test", "mocha", "npx mocha --dry-run test/fail.spec.js"),
         S("rspec", "fail_fast_bail", "fail", "true_fail", "rspec", "rspec --fail-fast spec/fail_spec.rb"),
@@ -783,9 +788,8 @@ def main(argv: list[str] | None = None) -> int:
             "accept": list(sc.accept),
             "note": "; ".join(x for x in (sc.note, trim_note) if x),
         }
-        group = "tuned" if sc.runner in TUNED else "holdout" if sc.runner in HOLDOUT else "nontest" if sc.runner == "nontest" else ""
-        if group:
-            fixture["group"] = group
+        if args.round_two:
+            fixture["group"] = "tuned" if sc.runner in TUNED else "holdout" if sc.runner in HOLDOUT else "nontest" if sc.runner == "nontest" else "known"
         path = FIXTURES / sc.category / f"{sc.runner}_{sc.variant}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")

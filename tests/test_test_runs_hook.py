@@ -17,6 +17,7 @@ from tests.conftest import RALPH, git, load_payload, run_hook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLICY_FIXTURES = os.path.join(HERE, "fixtures", "rollback_policy")
+CLIENT_PAYLOADS = os.path.join(HERE, "fixtures", "test_outcome", "client", "payloads")
 POLICY_CASES = sorted(glob.glob(os.path.join(POLICY_FIXTURES, "*", "*.json")))
 PYTEST = "pytest -q -p no:cacheprovider"
 VENV_BIN = os.path.dirname(sys.executable)
@@ -366,3 +367,177 @@ def test_rollbacks_command_errors_are_clear(project: str, tmp_path) -> None:
     plain.mkdir()
     outside = subprocess.run([RALPH, "rollbacks", "list"], cwd=plain, capture_output=True, text=True)
     assert outside.returncode == 1 and "not inside a git work tree" in outside.stderr
+
+
+# ---- outputs the client cut ----
+
+NOISY_TESTS = (
+    "def test_prints_a_lot():\n"
+    "    for i in range(70000):\n"
+    "        print(f'line {i:06d} of a chatty test: some log text to make the output large ........')\n\n\n"
+    "def test_fails_at_the_end():\n"
+    "    assert 2 + 2 == 5\n"
+)
+
+
+def test_persisted_output_is_read_and_judged_whole(project: str, tmp_path) -> None:
+    """Over ~30,000 characters the client passes the start of stdout plus persistedOutputPath:
+    the hook reads the file (tail first) and finds the summary the cut stdout lacks."""
+    write(project, "tests/test_noisy.py", NOISY_TESTS)
+    command = PYTEST + " -s tests/test_noisy.py; true"
+    code, output = run_tests(project, command)
+    assert code == 0 and len(output) > 5_000_000 and "1 failed, 1 passed" in output[-300:]
+    persisted = tmp_path / "tool-results" / "b1.txt"
+    persisted.parent.mkdir()
+    persisted.write_text(output)
+    # the shape the real client sent in tests/e2e/test_e2e_test_outcome.py (stdout: first 30,000 chars)
+    with open(os.path.join(CLIENT_PAYLOADS, "PostToolUse_Bash_persisted_5MB.json")) as f:
+        payload = json.load(f)
+    assert len(payload["tool_response"]["stdout"]) == 30_000 and payload["tool_response"]["persistedOutputSize"] > 5_000_000
+    payload.update(cwd=project, session_id="s-persisted")
+    payload["tool_input"]["command"] = command
+    payload["tool_response"].update(stdout=output[:30_000], persistedOutputPath=str(persisted), persistedOutputSize=len(output))
+    result = run_hook("post-tool", payload, project)
+    assert "pytest run failed" in result.context and "test_fails_at_the_end" in result.context, result.output
+    # without the file the cut stdout alone says nothing about the outcome
+    payload["tool_response"]["persistedOutputPath"] = str(tmp_path / "missing.txt")
+    missing = run_hook("post-tool", payload, project)
+    assert "could not tell whether this test run passed" in missing.context and "could not be read" in missing.context
+
+
+def test_real_cut_failure_payload_gets_the_cut_note(project: str) -> None:
+    """The PostToolUseFailure payload the real client sent for a 5 MB failing run (first ~10 KB, no path)."""
+    with open(os.path.join(CLIENT_PAYLOADS, "PostToolUseFailure_Bash_cut_10KB.json")) as f:
+        payload = json.load(f)
+    payload.update(cwd=project)
+    result = run_hook("post-tool-failure", payload, project)
+    # pytest's own exit status (1: tests failed) still decides; the note says what was not seen
+    assert "pytest run failed (exit 1)" in result.context and "only the first ~10 KB" in result.context
+
+
+def test_failure_output_cut_by_the_client_is_said(project: str) -> None:
+    """PostToolUseFailure carries only the first ~10 KB and no path: judge that, and say it was cut."""
+    write(project, "tests/test_noisy.py", NOISY_TESTS.replace("70000", "2000"))
+    code, output = run_tests(project, PYTEST + " -s -v tests/test_noisy.py")
+    assert code == 1
+    head = output[:10_000]
+    assert "1 failed" not in head
+    result = bash_hook(project, PYTEST + " -s -v tests/test_noisy.py", code, head)
+    assert "only the first ~10 KB" in result.context
+    [record] = [r for r in history(project, "sessions", os.listdir(os.path.join(project, ".ralph", "sessions"))[0], "tests.jsonl")]
+    assert record["output_cut"] is True
+
+
+# ---- the baseline: failures already there at the checkpoint ----
+
+
+def test_failures_already_failing_at_the_checkpoint_never_roll_back(project: str) -> None:
+    # the checkpoint itself has a failing test
+    write(project, "tests/test_legacy.py", "def test_legacy_bug():\n    assert 1 == 2\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "checkpoint with a known failure")
+    write_run(project)
+    first = bash_hook(project, PYTEST, *run_tests(project))
+    assert "decision" not in first.output
+    assert "Baseline:" in first.context and "before anything changed" in first.context
+    # the agent works; the same old test keeps failing: never a rollback, however often
+    write(project, "sub.py", "def sub(a, b):\n    return a - b\n")
+    for _ in range(4):
+        result = bash_hook(project, PYTEST, *run_tests(project))
+        assert "decision" not in result.output, result.output
+        assert "1 failing, all already failing at the checkpoint" in result.context
+    assert rollback_refs(project) == []
+    # the Stop gate does not hold the stop for it
+    stop = run_hook("stop", load_payload("Stop", project), project)
+    assert "last test run failed" not in json.dumps(stop.output)
+    # a NEW failure counts: three in a row roll back
+    break_calc(project)
+    results = [bash_hook(project, PYTEST, *run_tests(project)) for _ in range(3)]
+    assert "3 failing: 2 new (tests/test_calc.py::test_add" in results[0].context and "already failing at the checkpoint" in results[0].context
+    assert "1 of 3 failing runs in a row" in results[0].context
+    assert results[2].output["decision"] == "block"
+    assert len(rollback_refs(project)) == 1
+
+
+def test_a_failure_made_after_the_first_edit_is_never_baseline(project: str) -> None:
+    write_run(project)
+    break_calc(project)  # the agent broke it before its first test run
+    results = [bash_hook(project, PYTEST, *run_tests(project)) for _ in range(3)]
+    assert "Baseline:" not in results[0].context
+    assert results[2].output["decision"] == "block"
+    records = [r for r in history(project, "runs", "run-7", "tests.jsonl") if r["kind"] == "test"]
+    assert records[0]["at_checkpoint"] is False and not any(r.get("baseline_only") for r in records)
+
+
+def test_baseline_off_in_config(project: str) -> None:
+    write(project, "tests/test_legacy.py", "def test_legacy_bug():\n    assert 1 == 2\n")
+    write(project, "ralph.toml", '[tests]\nbaseline = "off"\n')
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "checkpoint with a known failure")
+    write_run(project)
+    write(project, "sub.py", "def sub(a, b):\n    return a - b\n")
+    results = [bash_hook(project, PYTEST, *run_tests(project)) for _ in range(3)]
+    assert "Baseline:" not in results[0].context
+    assert results[2].output["decision"] == "block"
+
+
+# ---- [tests]: a project's own test commands ----
+
+
+def test_declared_test_command_and_patterns(project: str) -> None:
+    write(project, "ralph.toml", '[tests]\ncommands = ["./ci/check-all"]\nfail_patterns = ["^BROKEN: [1-9]"]\n')
+    write(project, "ci/check-all", "#!/bin/sh\necho 'suite A ... fine'\necho 'BROKEN: 2 of 9'\n", 0o755)
+    code, output = run_tests(project, "./ci/check-all --fast")
+    assert code == 0
+    result = bash_hook(project, "./ci/check-all --fast", code, output)
+    assert "The project run failed" in result.context and "BROKEN: 2 of 9" in result.context
+    # an undeclared command printing the same line is not a test run
+    assert bash_hook(project, "./ci/other", 1, output).output == {}
+
+
+def test_broken_tests_config_is_named_with_its_line(project: str) -> None:
+    write(project, "ralph.toml", '[loop]\nmax_iterations = 3\n\n[tests]\ncommands = "make check"\n')
+    break_calc(project)
+    result = bash_hook(project, PYTEST, *run_tests(project))
+    assert "pytest run failed" in result.context  # the verdict still works on defaults
+    log = history(project, "logs", "hooks.jsonl")[-1]
+    assert any("ralph.toml:5: [tests] commands" in n for n in log.get("notes", [])), log
+
+
+# ---- the next prompt: only this story's failures ----
+
+
+def test_prompt_shows_only_the_current_story_failures(project: str) -> None:
+    from ralph.failures import record_failure
+
+    write_run(project)  # story US-042
+    state = os.path.join(project, ".ralph")
+    record_failure(state, {"run_id": "run-7", "iteration": 1, "story": "US-001", "kind": "rollback", "summary": "rolled back US-001 work"})
+    record_failure(state, {"run_id": "run-7", "iteration": 2, "story": "US-042", "kind": "verify", "summary": "verify failed for US-042"})
+    result = run_hook("prompt", load_payload("UserPromptSubmit", project), project)
+    assert "verify failed for US-042" in result.context
+    assert "US-001" not in result.context
+
+
+def test_loop_verify_at_iteration_start_is_the_baseline(tmp_path) -> None:
+    """`[tests] baseline = "verify"`: ralph-loop runs the verify command before the agent;
+    what fails then never rolls the agent back, through the real hooks."""
+    from tests.loop_support import Project
+
+    pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+    config = f'[loop]\nverify_command = "{pytest_cmd}"\n\n[tests]\nbaseline = "verify"\n'
+    p = Project(tmp_path, "- [ ] US-001: Add sub\n", config=config)
+    p.write("tests/test_legacy.py", "def test_legacy_bug():\n    assert 1 == 2\n")
+    p.write("tests/test_ok.py", "def test_ok():\n    assert True\n")
+    git(p.root, "add", "-A")
+    git(p.root, "commit", "-q", "-m", "known failure")
+    run = [{"write": "sub.py", "text": "def sub(a, b):\n    return a - b\n"}] + [{"run": pytest_cmd}] * 4
+    p.script(runs=[run], hooks=["bash"])
+    p.run_loop("--once")
+    records = [json.loads(line) for path in glob.glob(os.path.join(p.root, ".ralph", "runs", "*", "tests.jsonl")) for line in open(path)]
+    baseline = [r for r in records if r["kind"] == "baseline"]
+    assert len(baseline) == 1 and baseline[0]["verdict"] == "fail" and baseline[0]["failing_tests"] == ["tests/test_legacy.py::test_legacy_bug"]
+    runs = [r for r in records if r["kind"] == "test"]
+    assert len(runs) == 4 and all(r["baseline_only"] for r in runs), runs
+    assert not [r for r in records if r["kind"] == "rollback"]
+    assert git(p.root, "for-each-ref", "refs/ralph/rollbacks/") == ""

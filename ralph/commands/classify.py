@@ -4,7 +4,9 @@ Reads a PostToolUse or PostToolUseFailure payload for the Bash tool on stdin
 and prints the verdict as JSON, using the same extraction the hooks use
 (PostToolUse: exit 0, output = tool_response stdout + stderr; PostToolUseFailure:
 exit code and output parsed from `error: "Exit code N\\n<output>"`) and the same
-pure rule, ralph.rules.test_outcome.judge_test_run.
+pure rule, ralph.rules.test_outcome.judge_test_run, with the `[tests]` section of
+ralph.toml in the current directory (declared test commands and patterns; shown
+in the output as `tests_config`).
 
 Exit 0 for any valid payload (whatever the verdict); 2 with a message on
 stderr when stdin is not such a payload.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 EVENTS = ("PostToolUse", "PostToolUseFailure")
@@ -68,9 +71,16 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"ralph classify: {e}\n")
         return 2
     from ralph.rules.test_outcome import judge_test_run
+    from ralph.rules.tests_config import load
 
-    verdict = judge_test_run(command, exit_code, output)
+    # the project's [tests] section (ralph.toml in the current directory), as the hooks use it
+    tests_config, problem = load(os.getcwd(), os.environ)
+    if problem:
+        sys.stderr.write(f"ralph classify: {problem}\n")
+    verdict = judge_test_run(command, exit_code, output, tests_config)
     result = verdict.to_dict()
     result["exit_code"] = exit_code
+    if tests_config.commands or tests_config.fail_patterns or tests_config.pass_patterns:
+        result["tests_config"] = tests_config.to_dict()
     sys.stdout.write(json.dumps(result, indent=2 if args.pretty else None, ensure_ascii=False) + "\n")
     return 0

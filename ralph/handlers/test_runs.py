@@ -159,7 +159,7 @@ def _now() -> str:
 # PostToolUseFailure: `error` carries only about the first 10 KB and no path.
 PERSISTED_HEAD = 64 * 1024
 PERSISTED_TAIL = 2 * 1024 * 1024
-FAILURE_CUT_CHARS = 9_500  # an `error` this long was cut by the client
+FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330 keeps ~10,000 characters of output)
 
 
 def read_persisted(path: str) -> str:
@@ -316,6 +316,31 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
         "Take a smaller step: make one failing test pass at a time and run it after each change."
     )
     return block(call.event, reason, "Last failing run before the rollback:\n" + summary)
+
+
+def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: int, story_id: str, command: str, exit_code: int | None, output: str) -> dict:
+    """For the loop: a verify run made at iteration start, before the agent, is the
+    iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
+    record to the run's history and returns it."""
+    from ralph.project import append_line
+    from ralph.rules.rollback_policy import run_record
+    from ralph.rules.test_outcome import judge_test_run
+    from ralph.rules.tests_config import load
+
+    config, _problem = load(root, os.environ)
+    verdict = judge_test_run(command, exit_code, output, config)
+    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    record.update(kind="baseline", at=_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
+    path = os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
+    append_line(path, json.dumps(record, ensure_ascii=False))
+    return record
+
+
+def baseline_mode(root: str) -> str:
+    """`[tests] baseline` of the project ("first_runs" when unset or broken)."""
+    from ralph.rules.tests_config import load
+
+    return load(root, os.environ)[0].baseline
 
 
 def rollback_at_stop(call: HookCall, run: object) -> str | None:

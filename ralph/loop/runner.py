@@ -454,6 +454,7 @@ class Runner(LoopGuard):
             if pre is not None and pre.skip:  # .ralph/hooks/next_iteration exited 1
                 result, committed = "skipped_by_hook", False
             else:
+                self.baseline_verify(stage, story, log, event)  # [tests] baseline = "verify": what fails before the agent starts
                 prompt_text = self.build_prompt(stage, story, budget.iterations)
                 prompts.clear_hook_output(self.state_dir)  # delivered: it is in this prompt
                 self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
@@ -483,6 +484,25 @@ class Runner(LoopGuard):
             self.check_stop_requests()
         if result == "agent_not_started":
             raise Finish("error", event.get("error", "the agent could not be started"))
+
+    def baseline_verify(self, stage: Stage, story: Story, log: object, event: dict) -> None:
+        """With `[tests] baseline = "verify"`, run the verify command before the agent:
+        the tests failing now are the iteration's baseline (ralph.rules.test_baseline)."""
+        if stage.verify_command is None or stage.mode != "build":
+            return
+        from ralph.handlers.test_runs import baseline_mode, record_verify_baseline
+
+        if baseline_mode(self.root) != "verify":
+            return
+        text = stage.verify_command if isinstance(stage.verify_command, str) else prompts.format_command(stage.verify_command)
+        log.write(f"\n=== baseline verify: {text}\n".encode())  # type: ignore[attr-defined]
+        result = run_streaming(stage.verify_command, cwd=self.root, stdin_data=b"", timeout=float(self.settings["verify_timeout_seconds"]),
+                               sinks=[log.write], interrupts=self.interrupts)  # type: ignore[attr-defined]
+        if result.error:
+            event["baseline"] = {"error": result.error}
+            return
+        record = record_verify_baseline(self.root, self.state_dir, self.run_id, self.iteration, story.id, text, result.exit_code, result.output)
+        event["baseline"] = {"verdict": record["verdict"], "failing_tests": record["failing_tests"]}
 
     def agent_env(self) -> dict[str, str]:
         env = dict(os.environ)

@@ -21,6 +21,32 @@ from __future__ import annotations
 
 import re
 
+
+class _Lazy:
+    """A regex compiled on first use: this module is imported on every Bash hook
+    call, and most calls (non-test commands) need none of its patterns."""
+
+    __slots__ = ("args", "pattern")
+
+    def __init__(self, *args: object) -> None:
+        self.args = args
+        self.pattern: re.Pattern | None = None
+
+    def _get(self) -> re.Pattern:
+        if self.pattern is None:
+            self.pattern = re.compile(*self.args)  # type: ignore[arg-type]
+        return self.pattern
+
+    def finditer(self, text: str):
+        return self._get().finditer(text)
+
+    def search(self, text: str):
+        return self._get().search(text)
+
+    def match(self, text: str):
+        return self._get().match(text)
+
+
 # program -> runner name, for runners the verdict has no dedicated reader for
 GENERIC_RUNNERS = {
     "behave": "behave", "cucumber-js": "cucumber", "cucumber": "cucumber", "busted": "busted",
@@ -52,11 +78,13 @@ LISTING_OPTIONS = frozenset((
     "-N", "--show-only", "--count", "--collect-only", "--co", "--listTests", "--list-files", "--dry-run", "-d",
     "--no-run", "--help", "-h", "--version", "-V", "-n", "--just-print", "--recon",
 ))
+# a script named like a test that reports, shows or lints rather than runs (`show_test_report.sh`)
+REPORT_WORDS = _Lazy(r"(?:^|[\W_])(?:reports?|summary|summari[sz]e|results?|logs?|show|print|coverage|lint|format|stats|history|dashboard|notify|upload)(?:$|[\W_])", re.I)
 LISTING_SUBCOMMANDS = {"vitest": ("list",), "jest": ("list",), "meson": ("introspect",)}
 # for these, a short option is only a listing option when the runner itself is named
-SHORT_LISTING = {"-N": ("ctest",), "-d": ("behave",), "-n": ("make", "gmake", "ninja"), "--just-print": ("make", "gmake"),
+SHORT_LISTING = {"-N": ("ctest",), "-d": ("behave",), "--count": ("bats",), "-n": ("make", "gmake", "ninja"), "--just-print": ("make", "gmake"),
                  "--recon": ("make", "gmake"), "-h": None, "-V": None}
-_TESTISH_CODE = re.compile(r"minitest|test/unit|\bTestCase\b|\bunittest\b|\beunit:test|\bExUnit\b|\bdoctest\b|\bpytest\.main\b|\bbusted\b|require[ (]['\"][^'\"]{0,120}_test['\"]", re.I)
+_TESTISH_CODE = _Lazy(r"minitest|test/unit|\bTestCase\b|\bunittest\b|\beunit:test|\bExUnit\b|\bdoctest\b|\bpytest\.main\b|\bbusted\b|require[ (]['\"][^'\"]{0,120}_test['\"]", re.I)
 
 
 # launchers that run the program named after them (npx jasmine, uv run behave, bundle exec ...)
@@ -129,7 +157,7 @@ def stage_evidence(words: list[str], testish) -> tuple[str, str | None] | None:
     return None
 
 
-_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|spec)/|_test\.\w{1,5}$|_spec\.\w{1,5}$|(?:^|/)test_\w{1,100}\.\w{1,5}$")
+_TEST_FILE = _Lazy(r"(?:^|/)(?:tests?|spec)/|_test\.\w{1,5}$|_spec\.\w{1,5}$|(?:^|/)test_\w{1,100}\.\w{1,5}$")
 
 
 def code_runs_tests(args: list[str], flag: str) -> bool:
@@ -166,6 +194,19 @@ def runs_no_code(words: list[str]) -> bool:
     return any(a in check for a in args if a.startswith("-"))
 
 
+def only_reports(words: list[str]) -> bool:
+    """A program or script whose name says it reports on tests (`show_test_report.sh`,
+    `python test_summary.py`) rather than running them."""
+    words = launched(words)
+    if not words:
+        return False
+    prog = words[0].rsplit("/", 1)[-1]
+    names = [prog]
+    if prog in INTERPRETERS or prog.startswith("python"):
+        names = [a.rsplit("/", 1)[-1] for a in words[1:] if not a.startswith("-")][:1]
+    return any(REPORT_WORDS.search(n) for n in names)
+
+
 def is_listing(words: list[str]) -> bool:
     """Does this stage list or count tests instead of running them?"""
     words = launched(words)
@@ -199,15 +240,15 @@ NOUNS = frozenset(("tests", "test", "specs", "spec", "examples", "example", "sce
                    "features", "feature", "cases", "case", "checks", "check", "assertions", "assertion", "suites", "suite", "runs"))
 NEUTRAL_WORDS = frozenset(("skipped", "skip", "pending", "ignored", "todo", "undefined", "xfailed", "expected", "total",
                            "deselected", "warnings", "warning", "timeout", "timeouts", "unexpected"))
-_PAIR = re.compile(r"(?<![\w.])(\d{1,9})[ \t]{1,3}((?:tests? |specs? |scenarios? |steps? |examples? |test cases? )?[a-zA-Z]{2,12})\b")
-_KEYED = re.compile(r"(?<![\w-])([A-Za-z][A-Za-z ]{1,18}?)\s{0,2}[:=]\s{0,20}(\d{1,9})\b")
-_OF = re.compile(r"(?<!\w)(\d{1,9}) (?:out )?of (\d{1,9}) (?:tests?|specs?|examples?|test cases?|checks?) (failed|passed|succeeded|failing)", re.I)
-_VERB_FIRST = re.compile(r"(?<![\w-])(failed|passed) (?:all )?(\d{1,9}) (?:test cases?|tests?|specs?|examples?|scenarios?)\b")
-_ALL = re.compile(r"^\W{0,6}(?:All|ALL) (\d{1,9}) (?:tests?|specs?|examples?|checks?|test cases?) (?:passed|succeeded|OK)|^All tests passed \((\d{1,9}) assertions?", re.M)
-_UNITTEST_STYLE = re.compile(r"^(FAILED|OK)(?: \(([a-z_]{2,12}=\d{1,9}(?:, ?[a-z_]{2,12}=\d{1,9}){0,6})\))?[ \t]*$", re.M)
-_XUNIT = re.compile(r"^\[ {0,2}(FAILED|PASSED|SKIPPED|     OK) {0,2}\] ?([^\n]{0,300})$", re.M)
-_XUNIT_TOTAL = re.compile(r"^\[==========\] (\d{1,9}) tests? from \d{1,9} test (?:suites?|cases?) ran", re.M)
-_CATCH = re.compile(r"^test cases:\s{1,4}(\d{1,9})(?: \|\s{1,4}(\d{1,9}) passed)?(?: \|\s{1,4}(\d{1,9}) failed)?", re.M)
+_PAIR = _Lazy(r"(?<![\w.])(\d{1,9})[ \t]{1,3}((?:tests? |specs? |scenarios? |steps? |examples? |test cases? )?[a-zA-Z]{2,12})\b")
+_KEYED = _Lazy(r"(?<![\w-])([A-Za-z][A-Za-z ]{1,18}?)\s{0,2}[:=]\s{0,20}(\d{1,9})\b")
+_OF = _Lazy(r"(?<!\w)(\d{1,9}) (?:out )?of (\d{1,9}) (?:tests?|specs?|examples?|test cases?|checks?) (failed|passed|succeeded|failing)", re.I)
+_VERB_FIRST = _Lazy(r"(?<![\w-])(failed|passed) (?:all )?(\d{1,9}) (?:test cases?|tests?|specs?|examples?|scenarios?)\b")
+_ALL = _Lazy(r"^\W{0,6}(?:All|ALL) (\d{1,9}) (?:tests?|specs?|examples?|checks?|test cases?) (?:passed|succeeded|OK)|^All tests passed \((\d{1,9}) assertions?", re.M)
+_UNITTEST_STYLE = _Lazy(r"^(FAILED|OK)(?: \(([a-z_]{2,12}=\d{1,9}(?:, ?[a-z_]{2,12}=\d{1,9}){0,6})\))?[ \t]*$", re.M)
+_XUNIT = _Lazy(r"^\[ {0,2}(FAILED|PASSED|SKIPPED|     OK) {0,2}\] ?([^\n]{0,300})$", re.M)
+_XUNIT_TOTAL = _Lazy(r"^\[==========\] (\d{1,9}) tests? from \d{1,9} test (?:suites?|cases?) ran", re.M)
+_CATCH = _Lazy(r"^test cases:\s{1,4}(\d{1,9})(?: \|\s{1,4}(\d{1,9}) passed)?(?: \|\s{1,4}(\d{1,9}) failed)?", re.M)
 KEY_PASS = frozenset(("passed", "pass", "ok", "passes", "succeeded", "success", "successes", "expected fail"))
 KEY_FAIL = frozenset(("failed", "fail", "failures", "errors", "error", "failing", "unexpected pass", "broken", "failure"))
 KEY_NOUN = frozenset(("tests", "total", "tests run", "examples", "specs", "scenarios", "test cases", "total tests", "run", "ran"))
@@ -236,53 +277,39 @@ def _tail_lines(text: str, count: int) -> list[tuple[int, str]]:
 
 def _line_counts(line: str) -> tuple[int, int, int, bool]:
     """(passed, failed, nouns, is_summary) from one line's `N word` and `Word: N` pairs."""
-    passed = failed = nouns = 0
-    seen_fail = seen_pass = seen_noun = False
+    counts = {"pass": 0, "fail": 0, "noun": 0}
+    seen: set[str] = set()
+
+    def add(kind: str, n: int) -> None:
+        counts[kind] += n
+        seen.add(kind)
+
     low = line.lower()
     for m in _PAIR.finditer(low):
         n, words = int(m.group(1)), m.group(2).split()
-        word = words[-1]
         if len(words) > 1:
-            seen_noun = True  # "1 test failed", "2 scenarios passed"
-        if word in FAIL_WORDS:
-            failed += n
-            seen_fail = True
-        elif word in PASS_WORDS:
-            passed += n
-            seen_pass = True
-        elif word in NOUNS:
-            nouns += n
-            seen_noun = True
-    for m in _VERB_FIRST.finditer(low):
-        n = int(m.group(2))
-        seen_noun = True
-        if m.group(1) == "failed":
-            failed, seen_fail = failed + n, True
-        else:
-            passed, seen_pass = passed + n, True
-    m = _OF.search(line)
+            seen.add("noun")  # "1 test failed", "2 scenarios passed"
+        word = words[-1]
+        kind = "fail" if word in FAIL_WORDS else "pass" if word in PASS_WORDS else "noun" if word in NOUNS else ""
+        if kind:
+            add(kind, n)
+    for m in _VERB_FIRST.finditer(low):  # "Failed 1 test case", "Passed all 2 test cases"
+        seen.add("noun")
+        add("fail" if m.group(1) == "failed" else "pass", int(m.group(2)))
+    m = _OF.search(line)  # "1 of 3 tests failed": the counts, not added to
     if m is not None:
-        if m.group(3).lower() in ("failed", "failing"):
-            failed, seen_fail = int(m.group(1)), True
-            nouns, seen_noun = int(m.group(2)), True
-        else:
-            passed, seen_pass = int(m.group(1)), True
-            nouns, seen_noun = int(m.group(2)), True
+        counts["fail" if m.group(3).lower() in ("failed", "failing") else "pass"] = int(m.group(1))
+        counts["noun"] = int(m.group(2))
+        seen.update(("noun", "fail" if m.group(3).lower() in ("failed", "failing") else "pass"))
     for m in _KEYED.finditer(line):
-        key, n = m.group(1).strip().lower(), int(m.group(2))
-        if key in KEY_FAIL:
-            failed += n
-            seen_fail = True
-        elif key in KEY_PASS:
-            passed += n
-            seen_pass = True
-        elif key in KEY_NOUN:
-            nouns += n
-            seen_noun = True
+        key = m.group(1).strip().lower()
+        kind = "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+        if kind:
+            add(kind, int(m.group(2)))
     # a count line needs a failure count next to a pass count or a test noun,
     # or a pass count next to a test noun: one bare "N failed" is not enough
-    summary = (seen_fail and (seen_pass or seen_noun)) or (seen_pass and seen_noun)
-    return passed, failed, nouns, summary
+    summary = ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
+    return counts["pass"], counts["fail"], counts["noun"], summary
 
 
 def read_generic(text: str) -> GenericSummary | None:
@@ -321,9 +348,8 @@ def read_generic(text: str) -> GenericSummary | None:
         if m.group(1) == "OK" and (ran is not None or counts):
             n = int(ran.group(1)) if ran else sum(v for k, v in counts.items() if k in ("passes", "tests", "passed"))
             return GenericSummary("pass" if n else "zero", window_start + m.start(), ([ran.group(0)] if ran else []) + [m.group(0).strip()], [])
-    m_all = None
-    for m_all in _ALL.finditer(window):
-        pass
+    every = list(_ALL.finditer(window))
+    m_all = every[-1] if every else None
     # count lines: the closing block is every summary-shaped line in the window
     found: list[tuple[int, str, int, int, int]] = []
     for start, line in lines:
@@ -395,8 +421,32 @@ def _keyed_block(lines: list[tuple[int, str]]) -> tuple[int, str, int, int, int]
     return best
 
 
+# failing-test name lines in common shapes (ExUnit, jasmine/cucumber-js numbered
+# failures, behave's "Failing scenarios:", busted's "Failure -> file @ line",
+# EUnit's "mod: name...*failed*")
+_FAILING_NAME = _Lazy(
+    r"^(?:\s{2}\d{1,4}\) test (?P<exunit>[^\n]{1,200}? \([\w.]{1,200}\))$"
+    r"|\d{1,4}\) Scenario: (?P<cucumber>[^\n#]{1,200}?)\s+# \S{1,200}$"
+    r"|\s{2}(?P<behave>\S{1,200}\.feature:\d{1,6}\s+[^\n]{1,200})$"
+    r"|(?:Failure|Error) (?:->|\u2192) \S{1,200} @ \d{1,6}\n(?P<busted>[^\n]{1,200})$"
+    r"|(?P<eunit>\w{1,100}: \w{1,100})\.\.\.\*failed\*$)",
+    re.M,
+)
+_FAILURES_HEADER = _Lazy(r"^Failures:\n(?:[^\n]{0,300}\n){0,3}?\d{1,4}\) (?P<jasmine>[^\n]{1,200})$", re.M)
+
+
 def _xunit_failing(text: str) -> list[str]:
     names: list[str] = []
+    tail = text[-60_000:]
+    for m in _FAILING_NAME.finditer(tail):
+        name = next((g for g in m.groups() if g), "").strip()
+        if name and name not in names:
+            names.append(name[:240])
+    for m in _FAILURES_HEADER.finditer(tail):
+        name = m.group("jasmine").strip()
+        if name and not name.startswith("Scenario:") and name not in names:
+            names.append(name[:240])
+    names = names[:20]
     for m in _XUNIT.finditer(text[-60_000:]):
         if m.group(1) != "FAILED":
             continue
@@ -414,7 +464,7 @@ def _xunit_failing(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 # Failure markers still visible when the output was cut (`| head`, `| grep`)
 
-_MARKERS = re.compile(
+_MARKERS = _Lazy(
     r"^(?:\[  FAILED  \] (?P<xunit>[A-Za-z_][\w:/.<>-]{0,200}(?: \(\d+ ms\))?)$"
     r"|--- FAIL: (?P<go>\S{1,200})"
     r"|\(fail\) (?P<bun>[^\n]{1,200})"
@@ -448,7 +498,7 @@ def failure_markers(text: str) -> tuple[list[str], list[str]] | None:
 # ---------------------------------------------------------------------------
 # Hung runs: what was running when the run was stopped
 
-_RUNNING = re.compile(
+_RUNNING = _Lazy(
     r"^(?:=== RUN   (?P<go>\S{1,200})"
     r"|\[ RUN      \] (?P<gtest>\S{1,200})"
     r"|(?P<pytest>\S{1,200}\.py::\S{1,200}) ?(?:PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)?"

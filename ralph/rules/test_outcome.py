@@ -14,8 +14,15 @@ work; missing a failure lets broken work be committed. So the rules are:
 3. Without a summary, runner-specific failure markers that are still visible
    (truncated output) decide `fail`; otherwise the exit code decides, but only
    when the runner is the command's last pipeline stage and nothing (`| tail`,
-   `|| true`, `; echo`) masks its status.
+   `|| true`, `; echo`) masks its status. A runner stopped by `timeout` (124)
+   or a signal (137, 143) did not pass: `fail`.
 4. Anything else is `unknown`.
+
+Runners with no reader here go through the generic layer
+(ralph.rules.test_generic): test evidence from the command (rule 1 still
+holds: no evidence, no test run), a generic summary grammar read after the
+runners' own summaries found nothing, and generic failure markers. A
+project's `[tests]` commands (ralph.rules.tests_config) are test runs too.
 
 Bounded work: only the last TAIL_CHARS and first HEAD_CHARS of the output are
 examined with regexes (plus a few literal `str.find` scans over everything),
@@ -465,25 +472,33 @@ def command_shape(command: str, declared: tuple[str, ...] = ()) -> CommandShape:
     return shape
 
 
+# programs that never run tests and launch nothing: the generic layer need not look
+PLAIN_TOOLS = frozenset(("grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "bat", "head", "tail", "less", "more", "ls", "find", "fd",
+                         "tree", "git", "gh", "sed", "awk", "cut", "sort", "uniq", "wc", "diff", "cp", "mv", "rm", "mkdir", "touch",
+                         "chmod", "ln", "curl", "wget", "tar", "jq", "which", "pwd", "stat", "du", "df", "ps", "file", "tee"))
+
+
 def _generic_stage(words: list[str], kind: StageKind, declared: tuple[str, ...] = ()) -> StageKind:
     """The generic layer's say on one stage (ralph.rules.test_generic): listing
     and counting commands run no test; runners and interpreters running test
     code that the tables above do not know are test stages; so are the
     project's own test commands declared in `[tests] commands`."""
+    if kind.kind == "trivial" or (kind.kind == "other" and not declared and words and _base(words[0]) in PLAIN_TOOLS):
+        return kind  # the common case costs no import
     from ralph.rules import test_generic
 
-    if kind.kind in ("trivial",):
-        return kind
     stripped = unwrap(words)
     if test_generic.is_listing(stripped) or test_generic.runs_no_code(stripped):
         return StageKind("other")
+    if kind.kind == "maybe" and test_generic.only_reports(stripped):
+        return StageKind("other")  # named like a test, but it reports: its summary lines are not a run
     if declared:
         text = " ".join(stripped)
         if any(text == d or text.startswith(d + " ") for d in declared):
             return StageKind("runner", kind.runner if kind.kind == "runner" else DECLARED)
-    if kind.kind == "other":
+    if kind.kind == "other" or (kind.kind == "maybe" and kind.runner is None):
         found = test_generic.stage_evidence(stripped, _testish)
-        if found is not None:
+        if found is not None and (kind.kind == "other" or found[0] == "runner"):
             return StageKind(found[0], found[1])
     return kind
 
@@ -580,6 +595,7 @@ PATTERN_SOURCES = {
     "bun_ran": ("Ran ", r"^Ran (\d+) tests? across (\d+) files?\."),
     "bun_counts": ("", r"^[ \t]*(\d+) (pass|fail|skip|todo|errors?|snapshots?|expect\(\) calls)[ \t]*$"),
     "bun_fail_item": ("(fail)", r"^\(fail\) ([^\n]{1,300}?)(?: \[[\d.]+m?s\])?$"),
+    "bun_bailed": ("Bailed out", r"^Bailed out after (\d+) failures?"),
     "bun_no_tests": ("t", r"^(?:error: )?(?:No tests found|The following filters did not match any test files|0 test files matching)"),
     "tox_env": (": ", r"^[ \t]+(\S{1,60}): (OK|FAIL)(?: code (\d+))? \("),
     "tox_end": (":", r"^[ \t]+(congratulations :\)|evaluation failed :\()"),
@@ -1148,6 +1164,10 @@ def read_bun(t: Text) -> Finding | None:
         return None
     if ran is None:
         return Finding("bun", ZERO, none.start(), [_cut(none.group(0))])
+    bailed = t.last("bun_bailed")
+    if bailed is not None and bailed.start() > ran.start():
+        # `--bail`: no count block, only "Bailed out after N failure(s)"
+        return Finding("bun", FAIL, bailed.start(), [_cut(ran.group(0)), _cut(bailed.group(0))], _names(t.find("bun_fail_item")))
     block = [m for m in counts_m if 0 < ran.start() - m.start() < 600]
     counts: dict[str, int] = {}
     for m in block:

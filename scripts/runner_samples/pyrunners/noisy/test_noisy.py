@@ -1,5 +1,5 @@
 def test_prints_a_lot():
-    for i in range(60000):
+    for i in range(70000):
         print(f"line {i:06d} of a chatty test: some log text to make the output large ........")
 
 
