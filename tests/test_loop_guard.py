@@ -246,3 +246,4 @@ def test_empty_stub_files_the_sandbox_leaves_behind_are_not_changes(tmp_path):
     project.script(runs=[[{"run": ": > .git/config.worktree"}, {"write": "greeting.txt", "text": "hello\n"}, {"mark": "done"}]])
     project.run_loop("--once")
     assert results(project) == [("US-001", "done")]
+

@@ -320,7 +320,7 @@ class LoopGuard:
         from ralph.config import config_path, load_config
         from ralph.loop.runner import Finish
         from ralph.loop import records
-        from ralph.sandbox import OPT_OUT_HINT, probe, sandbox_config, settings_layer
+        from ralph.sandbox import OPT_OUT_HINT, permission_rules, probe, sandbox_config, settings_layer
 
         self.sandbox_files = {}
         self.stuck_iterations = {}
@@ -353,6 +353,9 @@ class LoopGuard:
             extra = [protected] + ([os.path.realpath(path)] if path and os.path.exists(path) else [])
             deny_write = layer["sandbox"]["filesystem"]["denyWrite"]
             deny_write.extend(p for p in extra if p not in deny_write)
+            rules = layer["permissions"]["deny"]
+            for p in extra:
+                rules.extend(r for r in permission_rules("Edit", p) + permission_rules("Write", p) if r not in rules)
             try:
                 for stage in stages:
                     name = f"agent-settings-{re.sub(r'[^A-Za-z0-9_.-]', '_', stage.name)}.json"
