@@ -153,6 +153,8 @@ def ordinary_session(repo: Path) -> list[dict]:
         write(f"{repo}/app.py", "def greet():\n    return 'hello'\n", id="w_app"),
         harness.bash(f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider test_app.py", id="b_tests"),
         harness.bash("git add app.py && git commit -q -m 'app: greet' && git log --oneline -1", id="b_commit"),
+        harness.bash("python3 -c \"import socket, tempfile; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+                     "print('listening', tempfile.mkstemp()[1] != '')\"", id="b_listen"),
         *mark_done(repo, "US-001", "1"),
     ]
 
@@ -242,6 +244,7 @@ def test_disguised_pushes_and_merges_change_nothing_under_the_loops_sandbox(tmp_
     # ordinary work unaffected: the test ran and passed in the sandbox, the local commit stayed
     assert [e["result"] for e in events if e["story"] == "US-001"] == ["done"]
     assert "1 passed" in _tool_output(result, "b_tests"), result.describe()
+    assert "listening True" in _tool_output(result, "b_listen"), result.describe()
     assert "app: greet" in log and log[0] == "feat(US-005): Sync"
     assert [e["result"] for e in events if e["story"] == "US-002"] == ["done"]
     # the client's own Write tool (not sandboxed) is held by the layer's permission rules
