@@ -247,3 +247,12 @@ def test_empty_stub_files_the_sandbox_leaves_behind_are_not_changes(tmp_path):
     project.run_loop("--once")
     assert results(project) == [("US-001", "done")]
 
+
+
+def test_a_bad_sandbox_table_stops_the_loop_before_anything_runs(tmp_path):
+    project = Project(tmp_path, PLAN, config="[sandbox]\nenabled = 1\n")
+    project.script(runs=[[{"mark": "done"}]])
+    done = project.run_loop("--once")
+    assert done.returncode == 2
+    assert "ralph.toml:2: [sandbox] enabled: must be true or false" in done.stderr
+    assert project.invocations() == 0

@@ -276,21 +276,16 @@ def _contains(root: str, ref_sha: str, commit: str) -> bool:
 
 def read_denials(state_dir: str, run_id: str | None = None, iteration: int | None = None,
                  story: str | None = None) -> list[dict]:
+    """Denial records matching every criterion given (None: any); torn or odd lines skipped."""
+    wanted = {k: v for k, v in (("run_id", run_id), ("iteration", iteration), ("story", story)) if v is not None}
     found = []
     for line in read_lines(denials_path(state_dir)):
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(entry, dict):
-            continue
-        if run_id is not None and entry.get("run_id") != run_id:
-            continue
-        if iteration is not None and entry.get("iteration") != iteration:
-            continue
-        if story is not None and entry.get("story") != story:
-            continue
-        found.append(entry)
+        if isinstance(entry, dict) and all(entry.get(k) == v for k, v in wanted.items()):
+            found.append(entry)
     return found
 
 
