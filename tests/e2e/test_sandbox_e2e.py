@@ -39,7 +39,7 @@ PLAN = (
 MERGE_STORIES = ("US-003", "US-004", "US-005")
 APP_TEST = "from app import greet\n\n\ndef test_greet():\n    assert greet() == 'hello'\n"
 # the measured figures, for the report (outside the source tree)
-RESULTS_FILE = Path(tempfile.gettempdir()) / "ralph-hooks-sandbox-figures.json"
+RESULTS_FILE = Path(tempfile.gettempdir()) / f"ralph-hooks-sandbox-figures-{harness.REPO_ROOT.name}.json"
 
 
 def b64(command: str) -> str:
