@@ -386,11 +386,17 @@ class LoopGuard:
     def judge_guard(self, story: object, checkpoint: str, event: dict) -> str | None:
         """After the agent: a result that fails the iteration, or None. Git
         hooks/config changed: restored. History not made here: rolled back.
-        Too many guard denials: the iteration ends as stuck."""
+        Too many guard denials: the iteration ends as stuck. `story` is None
+        in a plan stage (no story to reopen)."""
         from ralph.plan import set_story_state
 
         root, state_dir = self.root, self.state_dir  # type: ignore[attr-defined]
-        story_id = story.id  # type: ignore[attr-defined]
+        story_id = story.id if story is not None else "PLAN"  # type: ignore[attr-defined]
+
+        def reopen() -> None:
+            if story is not None:
+                set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+
         start = getattr(self, "guard_start", None)
         if not start:
             return None
@@ -409,8 +415,8 @@ class LoopGuard:
             self.fail(story_id, "git_control", summary, command="(sandbox)")  # type: ignore[attr-defined]
             self.display.message(summary)  # type: ignore[attr-defined]
             event["git_control_changed"] = changed[:20]
-            self.guard_roll_back(story, checkpoint, event, "git hooks/config changed")
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            self.guard_roll_back(story_id, checkpoint, event, "git hooks/config changed")
+            reopen()
             return "git_config_changed"
         reasons = foreign_history(root, checkpoint, start["refs"], start["epoch"])
         if reasons:
@@ -422,8 +428,8 @@ class LoopGuard:
             event["foreign_history"] = reasons
             if start["head_ref"] and head_ref(root) != start["head_ref"]:
                 _git(root, "symbolic-ref", "HEAD", start["head_ref"])  # back on the loop's branch; the reset does the rest
-            self.guard_roll_back(story, checkpoint, event, "merge or foreign commits")
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            self.guard_roll_back(story_id, checkpoint, event, "merge or foreign commits")
+            reopen()
             return "merge_detected"
         limit = self.settings["max_guard_denials"]  # type: ignore[attr-defined]
         if limit and len(denials) >= limit:
@@ -432,15 +438,15 @@ class LoopGuard:
                        "with the story; if the story truly needs a push or merge, mark it blocked and say why.")
             self.fail(story_id, "guard_denials", summary, denial_summary(denials))  # type: ignore[attr-defined]
             self.display.message(summary)  # type: ignore[attr-defined]
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            reopen()
             return "guard_stopped"
         return None
 
-    def guard_roll_back(self, story: object, checkpoint: str, event: dict, trigger: str) -> None:
+    def guard_roll_back(self, story_id: str, checkpoint: str, event: dict, trigger: str) -> None:
         from ralph.reads import invalidate_all
         from ralph.rollback import save_and_restore
 
-        result = save_and_restore(self.root, checkpoint, story=story.id, iteration=self.iteration,  # type: ignore[attr-defined]
+        result = save_and_restore(self.root, checkpoint, story=story_id, iteration=self.iteration,  # type: ignore[attr-defined]
                                   trigger=trigger, run_id=self.run_id)  # type: ignore[attr-defined]
         event["rollback"] = {"id": result.id, "ref": result.ref, "restored": result.restored, "message": result.message}
         if result.restored:
