@@ -216,8 +216,8 @@ def settings_layer(root: str, config: dict, config_path: str | None = None) -> d
 
     `config` is the parsed ralph.toml (`ralph.config.load_config(root)`; `{}`
     for the defaults); its [sandbox] table adds hosts and paths. The result
-    is a settings object with one key, `sandbox`, to merge into a settings
-    file or pass with `--settings`. Raises ConfigError for a bad [sandbox].
+    is a settings object (`sandbox`, and `permissions.deny` for the client's
+    own file tools) to merge into a settings file or pass with `--settings`. Raises ConfigError for a bad [sandbox].
     """
     return explained_layer(root, config, config_path)[0]
 
@@ -293,6 +293,19 @@ def explained_layer(root: str, config: dict, config_path: str | None = None) -> 
                                                         "every host through when permissions are skipped)"))
     network["deniedDomains"] = _unique(denied)
 
+    # The edit and read tools run in the client, not in bubblewrap: measured,
+    # a Write into a denyWrite path succeeds, while permission deny rules hold
+    # even with permissions skipped. So the same limits again, as rules.
+    rules: list[str] = []
+    for path in [*_unique(deny_write), *(os.path.join(root, name) for name in CLIENT_SETTINGS_FILES)]:
+        rules += permission_rules("Edit", path) + permission_rules("Write", path)
+    why.append(("permissions.deny", "Edit(...) and Write(...) of every denyWrite path and of .claude/settings.json, "
+                "settings.local.json", "the client's edit tools are not sandboxed; hooks in a project settings file "
+                "would run outside the sandbox"))
+    for path in deny_read:
+        rules += permission_rules("Read", path)
+    why.append(("permissions.deny", "Read(...) of every denyRead path", "the client's Read tool is not sandboxed"))
+
     layer = {
         "sandbox": {
             "enabled": True,
@@ -300,9 +313,21 @@ def explained_layer(root: str, config: dict, config_path: str | None = None) -> 
             "allowUnsandboxedCommands": False,
             "filesystem": {"denyWrite": _unique(deny_write), "denyRead": _unique(deny_read)},
             "network": network,
-        }
+        },
+        "permissions": {"deny": _unique(rules)},
     }
     return layer, why
+
+
+# Claude Code writes project settings here; hooks in them run outside the sandbox.
+CLIENT_SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def permission_rules(tool: str, path: str) -> list[str]:
+    """Permission rules for `tool` on `path` and everything under it
+    (`//abs` is an absolute path in rule syntax, `~/` the home directory)."""
+    spelled = path if path.startswith("~") else "/" + path
+    return [f"{tool}({spelled})", f"{tool}({spelled}/**)"]
 
 
 def _remotes_by_url(root: str) -> dict[str, list[str]]:
@@ -394,3 +419,4 @@ def probe(bwrap: str | None = None, socat: str | None = None, timeout: float = 2
     if "writable" in out:
         return False, f"{bwrap} ran, but a read-only path was writable inside it: the sandbox would not hold"
     return True, f"bubblewrap works ({bwrap}; socat {socat})"
+

@@ -246,3 +246,28 @@ def test_empty_stub_files_the_sandbox_leaves_behind_are_not_changes(tmp_path):
     project.script(runs=[[{"run": ": > .git/config.worktree"}, {"write": "greeting.txt", "text": "hello\n"}, {"mark": "done"}]])
     project.run_loop("--once")
     assert results(project) == [("US-001", "done")]
+
+
+
+def test_a_bad_sandbox_table_stops_the_loop_before_anything_runs(tmp_path):
+    project = Project(tmp_path, PLAN, config="[sandbox]\nenabled = 1\n")
+    project.script(runs=[[{"mark": "done"}]])
+    done = project.run_loop("--once")
+    assert done.returncode == 2
+    assert "ralph.toml:2: [sandbox] enabled: must be true or false" in done.stderr
+    assert project.invocations() == 0
+
+
+def test_a_merge_in_a_plan_stage_is_caught_too(tmp_path):
+    project = Project(tmp_path, PLAN, config=NO_SANDBOX)
+    git(project.root, "checkout", "-q", "-b", "side")
+    project.write("side.txt", "side\n")
+    git(project.root, "add", "side.txt")
+    git(project.root, "commit", "-q", "-m", "side work")
+    git(project.root, "checkout", "-q", "main")
+    project.script(runs=[[{"run": "git merge -q --no-ff side -m 'merge side'"}]], default=[])
+    project.run_loop("--mode", "plan", "--max-iterations", "2")
+    plan_events = [e for e in project.events("iteration") if e.get("mode") == "plan"]
+    assert plan_events[0]["result"] == "merge_detected", plan_events
+    assert [f["story"] for f in project.failures() if f["kind"] == "merge"] == ["PLAN"]
+    assert git(project.root, "rev-list", "--merges", "HEAD").strip() == ""

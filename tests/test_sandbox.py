@@ -33,7 +33,7 @@ def repo(tmp_path):
 
 def test_layer_turns_the_sandbox_on_and_refuses_unsandboxed_commands(repo):
     layer = settings_layer(str(repo), {})
-    assert list(layer) == ["sandbox"]
+    assert list(layer) == ["sandbox", "permissions"]
     sandbox = layer["sandbox"]
     assert sandbox["enabled"] is True
     assert sandbox["failIfUnavailable"] is True

@@ -66,7 +66,7 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
     import time
 
     from ralph.loop.guarding import ENV_MAX_DENIALS, ENV_STORY, denials_path, read_denials
-    from ralph.project import append_line
+    from ralph.project import append_line, rotate_if_larger
     from ralph.rules.redact import redact
 
     run_id = call.environ.get("RALPH_RUN_ID", "")
@@ -78,6 +78,7 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
     path = denials_path(call.state_dir)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        rotate_if_larger(path, 1024 * 1024)  # bounded; the loop reads only the current run's lines
         append_line(path, json.dumps({
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
             "story": call.environ.get(ENV_STORY) or None, "session": call.session_id,

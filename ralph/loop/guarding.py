@@ -276,21 +276,16 @@ def _contains(root: str, ref_sha: str, commit: str) -> bool:
 
 def read_denials(state_dir: str, run_id: str | None = None, iteration: int | None = None,
                  story: str | None = None) -> list[dict]:
+    """Denial records matching every criterion given (None: any); torn or odd lines skipped."""
+    wanted = {k: v for k, v in (("run_id", run_id), ("iteration", iteration), ("story", story)) if v is not None}
     found = []
     for line in read_lines(denials_path(state_dir)):
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(entry, dict):
-            continue
-        if run_id is not None and entry.get("run_id") != run_id:
-            continue
-        if iteration is not None and entry.get("iteration") != iteration:
-            continue
-        if story is not None and entry.get("story") != story:
-            continue
-        found.append(entry)
+        if isinstance(entry, dict) and all(entry.get(k) == v for k, v in wanted.items()):
+            found.append(entry)
     return found
 
 
@@ -320,7 +315,7 @@ class LoopGuard:
         from ralph.config import config_path, load_config
         from ralph.loop.runner import Finish
         from ralph.loop import records
-        from ralph.sandbox import OPT_OUT_HINT, probe, sandbox_config, settings_layer
+        from ralph.sandbox import OPT_OUT_HINT, permission_rules, probe, sandbox_config, settings_layer
 
         self.sandbox_files = {}
         self.stuck_iterations = {}
@@ -353,6 +348,9 @@ class LoopGuard:
             extra = [protected] + ([os.path.realpath(path)] if path and os.path.exists(path) else [])
             deny_write = layer["sandbox"]["filesystem"]["denyWrite"]
             deny_write.extend(p for p in extra if p not in deny_write)
+            rules = layer["permissions"]["deny"]
+            for p in extra:
+                rules.extend(r for r in permission_rules("Edit", p) + permission_rules("Write", p) if r not in rules)
             try:
                 for stage in stages:
                     name = f"agent-settings-{re.sub(r'[^A-Za-z0-9_.-]', '_', stage.name)}.json"
@@ -388,11 +386,17 @@ class LoopGuard:
     def judge_guard(self, story: object, checkpoint: str, event: dict) -> str | None:
         """After the agent: a result that fails the iteration, or None. Git
         hooks/config changed: restored. History not made here: rolled back.
-        Too many guard denials: the iteration ends as stuck."""
+        Too many guard denials: the iteration ends as stuck. `story` is None
+        in a plan stage (no story to reopen)."""
         from ralph.plan import set_story_state
 
         root, state_dir = self.root, self.state_dir  # type: ignore[attr-defined]
-        story_id = story.id  # type: ignore[attr-defined]
+        story_id = story.id if story is not None else "PLAN"  # type: ignore[attr-defined]
+
+        def reopen() -> None:
+            if story is not None:
+                set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+
         start = getattr(self, "guard_start", None)
         if not start:
             return None
@@ -411,8 +415,8 @@ class LoopGuard:
             self.fail(story_id, "git_control", summary, command="(sandbox)")  # type: ignore[attr-defined]
             self.display.message(summary)  # type: ignore[attr-defined]
             event["git_control_changed"] = changed[:20]
-            self.guard_roll_back(story, checkpoint, event, "git hooks/config changed")
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            self.guard_roll_back(story_id, checkpoint, event, "git hooks/config changed")
+            reopen()
             return "git_config_changed"
         reasons = foreign_history(root, checkpoint, start["refs"], start["epoch"])
         if reasons:
@@ -424,8 +428,8 @@ class LoopGuard:
             event["foreign_history"] = reasons
             if start["head_ref"] and head_ref(root) != start["head_ref"]:
                 _git(root, "symbolic-ref", "HEAD", start["head_ref"])  # back on the loop's branch; the reset does the rest
-            self.guard_roll_back(story, checkpoint, event, "merge or foreign commits")
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            self.guard_roll_back(story_id, checkpoint, event, "merge or foreign commits")
+            reopen()
             return "merge_detected"
         limit = self.settings["max_guard_denials"]  # type: ignore[attr-defined]
         if limit and len(denials) >= limit:
@@ -434,15 +438,15 @@ class LoopGuard:
                        "with the story; if the story truly needs a push or merge, mark it blocked and say why.")
             self.fail(story_id, "guard_denials", summary, denial_summary(denials))  # type: ignore[attr-defined]
             self.display.message(summary)  # type: ignore[attr-defined]
-            set_story_state(self.plan_path, story_id, "todo")  # type: ignore[attr-defined]
+            reopen()
             return "guard_stopped"
         return None
 
-    def guard_roll_back(self, story: object, checkpoint: str, event: dict, trigger: str) -> None:
+    def guard_roll_back(self, story_id: str, checkpoint: str, event: dict, trigger: str) -> None:
         from ralph.reads import invalidate_all
         from ralph.rollback import save_and_restore
 
-        result = save_and_restore(self.root, checkpoint, story=story.id, iteration=self.iteration,  # type: ignore[attr-defined]
+        result = save_and_restore(self.root, checkpoint, story=story_id, iteration=self.iteration,  # type: ignore[attr-defined]
                                   trigger=trigger, run_id=self.run_id)  # type: ignore[attr-defined]
         event["rollback"] = {"id": result.id, "ref": result.ref, "restored": result.restored, "message": result.message}
         if result.restored:

@@ -694,6 +694,7 @@ class Runner(LoopGuard):
             prompts.clear_hook_output(self.state_dir)  # delivered: it is in this prompt
             self.display.message(f"iteration {self.iteration}: planning ({stage.name}) -> {self.plan_rel}")
             self.status_line("planning")
+            self.start_guard()
             agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=text.encode("utf-8"),
                                   timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
                                   interrupts=self.interrupts, env=self.agent_env())
@@ -702,6 +703,7 @@ class Runner(LoopGuard):
         event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
         if agent.error:
             raise Finish("error", agent.error)
+        guarded = self.judge_guard(None, checkpoint, event)
         changed = plan_digest(self.plan_path) != before
         result = "plan_changed" if changed else "plan_unchanged"
         valid = True
@@ -724,6 +726,8 @@ class Runner(LoopGuard):
             self.fail("PLAN", "plan", str(e))
         if agent.interrupted:
             result = "interrupted"
+        elif guarded:
+            result = guarded
         elif agent.timed_out:
             self.fail("PLAN", "timeout", f"the planning agent was stopped after {stage.timeout_seconds:g}s")
         event.update(result=result, ended=records.utc_now(), duration_s=round(time.monotonic() - t0, 3))
@@ -734,7 +738,7 @@ class Runner(LoopGuard):
         self.display.message(f"iteration {self.iteration}: {result}")
         if agent.interrupted:
             self.check_stop_requests()
-        return valid and not changed and not agent.timed_out and agent.exit_code == 0
+        return valid and not changed and not agent.timed_out and agent.exit_code == 0 and not guarded
 
     def story_states(self) -> dict[str, str]:
         try:
