@@ -14,7 +14,7 @@ import re
 from ralph.config import ConfigError
 from ralph.lifecycle import condition as conditions
 from ralph.lifecycle.actions import ACTIONS, action_module
-from ralph.lifecycle.context import key_for
+from ralph.lifecycle.context import export_key, key_for
 from ralph.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 
 ON_FAILURE = ("continue", "abort", "retry")
@@ -226,8 +226,7 @@ def exported_names() -> dict[str, str]:
     for type_name in ACTIONS:
         module = action_module(type_name)
         for env in getattr(module, "EXPORTS", ()):
-            key = env.lower()[len("ralph_"):] if env.upper().startswith("RALPH_") else env.lower()
-            names[key] = env
+            names[export_key(env)] = env
     return names
 
 
