@@ -590,6 +590,15 @@ def with_context(outcome: Outcome, event: str, text: str) -> Outcome:
     return Outcome(output, decision, outcome.reason or text[:500])
 
 
+def for_log(outcome: Outcome) -> Outcome:
+    """The model reads the hook's words as they are; .ralph/logs/hooks.jsonl
+    gets them with secrets redacted (a hook may print its environment)."""
+    from ralph.rules.redact import redact
+
+    outcome.reason = redact(outcome.reason)
+    return outcome
+
+
 # ---- the chain ----
 
 
@@ -681,7 +690,7 @@ def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) ->
             reason = denial(hook, result)
             if reason is not None:
                 record["decision"] = "deny"
-                return deny(reason)  # the first block stops the chain
+                return for_log(deny(reason))  # the first block stops the chain
         elif not result.ok:
             call.problems.append(f"event hooks: {hook.label} {result.status()}"
                                  + (f" (exit {result.exit_code})" if result.exit_code else ""))
@@ -693,5 +702,5 @@ def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) ->
             else:
                 record["pipe_output"] = f"ignored: {call.event} carries no context to the model"
     if piped:
-        return with_context(outcome, call.event, "\n\n".join(piped))
+        return for_log(with_context(outcome, call.event, "\n\n".join(piped)))
     return outcome
