@@ -616,9 +616,15 @@ def _fail_config(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome
     return Outcome(output, outcome.decision, outcome.reason)
 
 
-def load(call: HookCall, path: str, data: bytes) -> tuple[list[EventHook], list[str]]:
+def load(call: HookCall, path: str, data: bytes | None) -> tuple[list[EventHook], list[str]]:
     from ralph.config import ConfigError, parse_config
 
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return [], [f"{path}: cannot read: {e.strerror or e}"]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -634,7 +640,7 @@ def hooks_disabled(environ: object) -> bool:
     return str(environ.get("RALPH_HOOKS_ENABLED", "")).strip().lower() in ("0", "false", "no", "off")  # type: ignore[attr-defined]
 
 
-def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) -> Outcome:
+def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes | None) -> Outcome:
     """ralph's `outcome` for this call, with the user's matching hooks applied."""
     if call.event == "PreToolUse" and outcome.decision == "deny":
         return outcome  # the first block stops the chain; a ralph deny is final

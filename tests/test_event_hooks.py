@@ -526,3 +526,12 @@ def test_hook_output_reaches_the_model_as_is_but_the_log_redacted(repo: str) -> 
     with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
         logged = f.read()
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in logged and "REDACTED" in logged
+
+
+def test_a_config_that_cannot_be_read_denies_and_a_missing_one_is_no_config(repo: str, tmp_path) -> None:
+    unreadable = tmp_path / "config-dir"
+    unreadable.mkdir()  # open() fails on a directory, even for root
+    result = run_hook("pre-tool", bash_payload(repo, "make"), repo, env={"RALPH_CONFIG": str(unreadable)})
+    assert result.denied and f"{unreadable}: cannot read" in result.reason
+    missing = run_hook("pre-tool", bash_payload(repo, "make"), repo, env={"RALPH_CONFIG": str(tmp_path / "none.toml")})
+    assert not missing.denied
