@@ -590,6 +590,15 @@ def with_context(outcome: Outcome, event: str, text: str) -> Outcome:
     return Outcome(output, decision, outcome.reason or text[:500])
 
 
+def for_log(outcome: Outcome) -> Outcome:
+    """The model reads the hook's words as they are; .ralph/logs/hooks.jsonl
+    gets them with secrets redacted (a hook may print its environment)."""
+    from ralph.rules.redact import redact
+
+    outcome.reason = redact(outcome.reason)
+    return outcome
+
+
 # ---- the chain ----
 
 
@@ -607,9 +616,15 @@ def _fail_config(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome
     return Outcome(output, outcome.decision, outcome.reason)
 
 
-def load(call: HookCall, path: str, data: bytes) -> tuple[list[EventHook], list[str]]:
+def load(call: HookCall, path: str, data: bytes | None) -> tuple[list[EventHook], list[str]]:
     from ralph.config import ConfigError, parse_config
 
+    if data is None:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return [], [f"{path}: cannot read: {e.strerror or e}"]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -625,7 +640,7 @@ def hooks_disabled(environ: object) -> bool:
     return str(environ.get("RALPH_HOOKS_ENABLED", "")).strip().lower() in ("0", "false", "no", "off")  # type: ignore[attr-defined]
 
 
-def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) -> Outcome:
+def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes | None) -> Outcome:
     """ralph's `outcome` for this call, with the user's matching hooks applied."""
     if call.event == "PreToolUse" and outcome.decision == "deny":
         return outcome  # the first block stops the chain; a ralph deny is final
@@ -681,7 +696,7 @@ def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) ->
             reason = denial(hook, result)
             if reason is not None:
                 record["decision"] = "deny"
-                return deny(reason)  # the first block stops the chain
+                return for_log(deny(reason))  # the first block stops the chain
         elif not result.ok:
             call.problems.append(f"event hooks: {hook.label} {result.status()}"
                                  + (f" (exit {result.exit_code})" if result.exit_code else ""))
@@ -693,5 +708,5 @@ def run(call: HookCall, outcome: Outcome, raw: bytes, path: str, data: bytes) ->
             else:
                 record["pipe_output"] = f"ignored: {call.event} carries no context to the model"
     if piped:
-        return with_context(outcome, call.event, "\n\n".join(piped))
+        return for_log(with_context(outcome, call.event, "\n\n".join(piped)))
     return outcome

@@ -155,10 +155,11 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
         return fail_safe(event, f"internal error {name}"), call, event, notes
 
 
-def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, bytes] | None:
+def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, bytes | None] | None:
     """(path, bytes) of the ralph.toml that may declare `[[hooks.event]]`, else
     None: one stat without a config, one read with one that never says
-    `event`, and no import or TOML parsing either way."""
+    `event`, and no import or TOML parsing either way. (path, None): the file
+    is there but cannot be read, which ralph.event_hooks reports."""
     from ralph.project import config_path
 
     path = config_path(root, environ)
@@ -167,8 +168,10 @@ def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) ->
     try:
         with open(path, "rb") as f:
             data = f.read()
+    except FileNotFoundError:
+        return None
     except OSError:
-        data = b"event"  # let ralph.event_hooks report the unreadable file
+        return path, None
     # a key spelled with escapes ("\u0065vent") says `event` too
     if b"event" in data or b"\\u" in data or b"\\U" in data:
         return path, data

@@ -291,7 +291,6 @@ TARGETS = [
     ("pre-tool Edit (read file)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
     ("post-tool 10 MB output", "post-tool 1 MB output", 12.0, "10 MB / 1 MB <= 12x (linear)"),
     ("post-tool Read +toml, 0 event hooks", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: no event hooks, no cost"),
-    ("pre-tool Bash (lifecycle hooks configured)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python"),
     ("pre-tool Bash (lifecycle hooks configured)", "pre-tool Bash (ralph.toml, no hooks)", 1.1, "p50 <= 1.1x the same call without hooks"),
     # the hook command `ralph install` writes (python -IS): no dearer than a bare start
     ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.0, "p50 <= 1.0x bare python (full guard)"),

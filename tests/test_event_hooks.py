@@ -513,3 +513,25 @@ def test_ralph_loop_dry_run_reports_event_hook_errors_with_the_others(repo: str)
     assert proc.returncode == 2
     assert "ralph.toml:3: [hooks.post_iteration] timeout" in proc.stderr
     assert "ralph.toml:6: [[hooks.event]] #1 match: pattern 'tool:pre_exec' matches no Claude Code event" in proc.stderr
+
+
+def test_hook_output_reaches_the_model_as_is_but_the_log_redacted(repo: str) -> None:
+    write_config(repo, """\
+        [[hooks.event]]
+        match = "PreToolUse:Bash"
+        command = "echo 'refused: token=ghp_abcdefghijklmnopqrstuvwxyz0123456789'; exit 1"
+        """)
+    result = run_hook("pre-tool", bash_payload(repo, "make"), repo)
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" in result.reason
+    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+        logged = f.read()
+    assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in logged and "REDACTED" in logged
+
+
+def test_a_config_that_cannot_be_read_denies_and_a_missing_one_is_no_config(repo: str, tmp_path) -> None:
+    unreadable = tmp_path / "config-dir"
+    unreadable.mkdir()  # open() fails on a directory, even for root
+    result = run_hook("pre-tool", bash_payload(repo, "make"), repo, env={"RALPH_CONFIG": str(unreadable)})
+    assert result.denied and f"{unreadable}: cannot read" in result.reason
+    missing = run_hook("pre-tool", bash_payload(repo, "make"), repo, env={"RALPH_CONFIG": str(tmp_path / "none.toml")})
+    assert not missing.denied

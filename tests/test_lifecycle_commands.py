@@ -24,7 +24,7 @@ def test_init_creates_everything_once_and_never_overwrites(tmp_path) -> None:
     first = ralph("init", "-C", root, cwd=root)
     assert first.returncode == 0, first.stderr
     created = [line.split()[1] for line in first.stdout.splitlines() if line.startswith("created")]
-    assert created == [".ralph/plan.md", ".ralph/PROMPT.md", ".ralph/hooks/started", ".ralph/hooks/next_iteration",
+    assert created == [".ralph/.gitignore", ".ralph/plan.md", ".ralph/PROMPT.md", ".ralph/hooks/started", ".ralph/hooks/next_iteration",
                        ".ralph/hooks/finished", ".ralph/hooks/custom/notify"]
     assert "kept     ralph.toml (exists; not overwritten)" in first.stdout and "set prompt" in first.stdout
     assert open(os.path.join(root, "ralph.toml")).read() == "# mine\n"
@@ -32,6 +32,10 @@ def test_init_creates_everything_once_and_never_overwrites(tmp_path) -> None:
         path = os.path.join(root, ".ralph", "hooks", name)
         assert os.access(path, os.X_OK)
         assert open(path, "rb").read() == open(os.path.join(REPO, "hooks", name), "rb").read()  # the repository's templates
+    subprocess.run(["git", "init", "-q", root], check=True)
+    subprocess.run(["git", "-C", root, "add", "-A"], check=True)
+    tracked = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True).stdout.split()
+    assert ".ralph/hooks/custom/notify" in tracked and ".ralph/plan.md" in tracked  # hooks are committed with the project
     with open(os.path.join(root, ".ralph", "plan.md"), "a") as f:
         f.write("- [ ] US-002: mine\n")
     second = ralph("init", "-C", root, cwd=root)

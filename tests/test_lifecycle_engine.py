@@ -406,11 +406,14 @@ def test_a_new_action_type_plugs_into_the_table(tmp_path, monkeypatch, fake_acti
     p = HookProject(tmp_path, '[[hooks.pre_iteration]]\ntype = "approval"\nanswer = "it\'s $(ok)"\n\n'
                               '[[hooks.pre_iteration]]\ncommand = "printf \'%s|%s|%s\' {{hook_response}} \\"${HOOK_RESPONSE}\\" \\"$RALPH_HOOK_RESPONSE\\""\n\n'
                               '[[hooks.pre_iteration]]\ncommand = "echo gated"\nwhen = "${HOOK_RESPONSE} == \'approved\'"\n\n'
+                              '[[hooks.pre_iteration]]\ncommand = "@RECORD@"\n\n'
                               '[[hooks.pre_iteration]]\ntype = "approval"\nfail = true\non_failure = "retry"\nretries = 1\nretry_delay = 0\n')
     fired = fire(p.engine(monkeypatch), "pre_iteration")
-    assert [r.status for _, r in fired.results] == ["success", "success", "failed"]  # `when` was false: not run
+    assert [r.status for _, r in fired.results] == ["success", "success", "success", "failed"]  # `when` was false: not run
     assert fired.results[1][1].output == "it's $(ok)|it's $(ok)|it's $(ok)"
-    assert len(fake_action.CALLS) == 3 and fired.results[2][1].attempts == 2
+    assert len(fake_action.CALLS) == 3 and fired.results[3][1].attempts == 2
+    [seen] = p.records()
+    assert seen["stdin"]["hook_response"] == "it's $(ok)" and seen["env"]["RALPH_HOOK_RESPONSE"] == "it's $(ok)"
 
 
 def test_an_action_can_abort_the_loop(tmp_path, monkeypatch, fake_action) -> None:

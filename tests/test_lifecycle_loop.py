@@ -294,5 +294,6 @@ def test_dry_run_with_hooks_shows_warnings_and_pending_output(tmp_path) -> None:
     result = r.run("--dry-run")
     assert result.returncode == 0, result.stderr
     assert "hooks: warning:" in result.stdout and "not executable" in result.stdout
+    assert "hooks: session_start 1, pre_iteration 1, post_iteration 1, on_task_complete 1, stage_complete 1, on_error 1, session_end 1 (details: ralph hooks list)" in result.stdout
     assert "E1 from last night" in result.stdout  # the prompt the next iteration would get
     assert r.records() == [] and pending.read(os.path.join(r.p.root, ".ralph"))  # nothing ran, nothing drained

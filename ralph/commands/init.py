@@ -1,10 +1,10 @@
 """`ralph init`: scaffold a project for ralph-loop. Creates `.ralph/plan.md`
 (one example story), `.ralph/PROMPT.md` (the default prompt template, to
-edit), a commented `ralph.toml` showing every hook key, and the hooks
-directory `.ralph/hooks/` (`started`, `next_iteration`, `finished`,
-`custom/notify`), copied from the packaged templates (the repository's
-`hooks/` folder holds the same files). Never overwrites: an existing file is
-left alone and reported."""
+edit), a commented `ralph.toml` showing every hook key, the hooks directory
+`.ralph/hooks/` (`started`, `next_iteration`, `finished`, `custom/notify`,
+copied from the packaged templates; the repository's `hooks/` folder holds
+the same files) and `.ralph/.gitignore` (run state out of git, hooks in).
+Never overwrites: an existing file is left alone and reported."""
 from __future__ import annotations
 
 import os
@@ -45,10 +45,16 @@ def create(path: str, data: bytes, executable: bool) -> bool:
 
 def scaffold(root: str) -> tuple[list[str], list[str]]:
     """(created, kept) relative paths."""
+    from ralph.loop.paths import GITIGNORE
+
     created, kept = [], []
-    for rel, source, executable in FILES:
-        with open(os.path.join(DATA, source), "rb") as f:
-            data = f.read()
+    # run state stays out of git, the plan, prompt and hooks go in
+    for rel, source, executable in ((".ralph/.gitignore", None, False), *FILES):
+        if source is None:
+            data = GITIGNORE.encode()
+        else:
+            with open(os.path.join(DATA, source), "rb") as f:
+                data = f.read()
         path = os.path.join(root, rel)
         if os.path.lexists(path) or not create(path, data, executable):
             kept.append(rel)

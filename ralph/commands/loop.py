@@ -145,12 +145,12 @@ def dry_run(settings: object, plan_path: str) -> int:
     return 0
 
 
-def check_hooks(settings: object) -> list[str]:
-    """Every lifecycle hook error at once (ConfigError), before anything runs;
-    returns the warnings."""
+def check_hooks(settings: object) -> object:
+    """The lifecycle hooks (a HookSet); every hook error at once as one
+    ConfigError, before anything runs."""
     from ralph.lifecycle.config import load_hooks, require_valid
 
-    return require_valid(load_hooks(settings.root, None, settings.config_path)).warnings  # type: ignore[attr-defined]
+    return require_valid(load_hooks(settings.root, None, settings.config_path))  # type: ignore[attr-defined]
 
 
 def main(argv: list[str]) -> int:
@@ -170,9 +170,12 @@ def main(argv: list[str]) -> int:
                 "pass --plan PATH, set plan in [loop] of ralph.toml, or run `ralph-loop --mode plan` to have the agent write it\n"
             )
             return EXIT_USAGE
-        hook_warnings = check_hooks(settings)
+        hooks = check_hooks(settings)
         if args.dry_run:  # type: ignore[attr-defined]
-            for warning in hook_warnings:
+            summary = [f"{point} {len(hooks.active(point))}" for point in hooks.by_point if hooks.active(point)]
+            if summary:
+                sys.stdout.write(f"hooks: {', '.join(summary)} (details: ralph hooks list)\n")
+            for warning in hooks.warnings:
                 sys.stdout.write(f"hooks: warning: {warning}\n")
             return dry_run(settings, plan_path)
         from ralph.loop.prompt import check_template

@@ -12,7 +12,9 @@ import os
 import re
 
 from ralph.config import ConfigError
+from ralph.lifecycle import condition as conditions
 from ralph.lifecycle.actions import ACTIONS, action_module
+from ralph.lifecycle.context import export_key, key_for
 from ralph.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 
 ON_FAILURE = ("continue", "abort", "retry")
@@ -221,16 +223,12 @@ def exported_names() -> dict[str, str]:
     for type_name in ACTIONS:
         module = action_module(type_name)
         for env in getattr(module, "EXPORTS", ()):
-            key = env.lower()[len("ralph_"):] if env.upper().startswith("RALPH_") else env.lower()
-            names[key] = env
+            names[export_key(env)] = env
     return names
 
 
 def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: str) -> None:
     """Add the [[hooks.<point>]] tables of one parsed file to `hooks`."""
-    from ralph.lifecycle import condition as conditions
-    from ralph.lifecycle.context import key_for
-
     locator = Locator(path, text)
     section = data.get("hooks")
     if section is None:
@@ -269,13 +267,14 @@ def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: st
             continue
         for occurrence, table in enumerate(value):
             where = locator.where(f"hooks.{name}", occurrence)
-            spec = validate_table(hooks, point, name, table, where, source, exports, conditions, key_for)
+            spec = validate_table(hooks, point, name, table, where, source, exports)
             if spec is not None:
                 hooks.by_point[point].append(spec)
 
 
 def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Where, source: str,
-                   exports: dict, conditions: object, key_for: object) -> HookSpec | None:
+                   exports: dict) -> HookSpec | None:
+    """The hook as a HookSpec with defaults filled in; None (errors added) when invalid."""
     table_name = f"hooks.{name}"
     type_name = table.get("type", "shell")
     errors: list[str] = []
@@ -295,14 +294,14 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
     when = table.get("when")
     if isinstance(when, str):
         try:
-            tree = conditions.parse(when)  # type: ignore[attr-defined]
-            for var, column in conditions.variables(tree):  # type: ignore[attr-defined]
-                if key_for(var, exports) is None:  # type: ignore[operator]
+            tree = conditions.parse(when)
+            for var, column in conditions.variables(tree):
+                if key_for(var, exports) is None:
                     errors.append(f"{where.key('when')}: [{table_name}] when: unknown variable ${{{var}}} at column {column}; "
                                   "use a context name such as ${ITERATION}, ${STAGE}, ${STORY_ID}, ${LAST_RESULT}")
-        except conditions.ConditionError as e:  # type: ignore[attr-defined]
+        except conditions.ConditionError as e:
             errors.append(f"{where.key('when')}: [{table_name}] when: {e}; condition: {when!r}")
-    if table.get("on_failure") != "retry" and "retries" in table and source != "dir":
+    if table.get("on_failure") != "retry" and "retries" in table:
         hooks.warnings.append(f"{where.key('retries')}: [{table_name}] retries only applies with on_failure = \"retry\"")
     if table.get("pipe_output") and point in NO_PIPE:
         hooks.warnings.append(f"{where.key('pipe_output')}: [{table_name}] pipe_output at {point} is only logged: no agent runs after it")

@@ -68,6 +68,13 @@ def key_for(name: str, extra: dict[str, str] | None = None) -> str | None:
     return None
 
 
+def export_key(env_name: str) -> str:
+    """RALPH_HOOK_RESPONSE (set by an action) -> hook_response: its name in
+    templates, `when` and the stdin JSON of later actions."""
+    lowered = env_name.lower()
+    return lowered[len("ralph_"):] if lowered.startswith("ralph_") else lowered
+
+
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

@@ -153,9 +153,8 @@ class Engine:
         started = time.monotonic()
         for spec in specs:
             ctx["last_hook_status"] = last_status
-            values = contexts.values(ctx)
-            for env_name, value in exports.items():
-                values[env_name.lower()[len("ralph_"):] if env_name.upper().startswith("RALPH_") else env_name.lower()] = value
+            exported = {contexts.export_key(name): value for name, value in exports.items()}
+            values = {**contexts.values(ctx), **exported}
             if spec.condition is not None:
                 try:
                     wanted = conditions.evaluate(spec.condition, values, lambda n: contexts.key_for(n, self.exports_known))
@@ -167,7 +166,7 @@ class Engine:
             env = dict(self.environ)
             env.update(contexts.environment(ctx))
             env.update(exports)
-            run_ctx = RunContext(name, env, values, contexts.stdin_json({**ctx, **{k.lower(): v for k, v in exports.items()}}),
+            run_ctx = RunContext(name, env, values, contexts.stdin_json({**ctx, **exported}),
                                  self.root, self.state_dir, self.log_dir, self.background,
                                  stopping=None if name == "session_end" else self.stopping)
             result = self.run_action(spec, run_ctx)

@@ -62,6 +62,9 @@ def validate(table: dict, where: object) -> list[str]:
         return [f"{where}: [{name}] a webhook hook needs url = \"https://...\""]
     errors = check_keys({k: v for k, v in table.items() if k in KEYS and k not in ("headers", "body", "await", "timeout", "retries")},
                         KEYS, where, name)  # type: ignore[arg-type]
+    port = table.get("callback_port")
+    if isinstance(port, int) and port > 65535:
+        errors.append(f"{where.key('callback_port')}: [{name}] callback_port must be a port number (0-65535; 0: any free port), got {port}")  # type: ignore[attr-defined]
     url = table.get("url")
     exports = known_exports()
     if isinstance(url, str):

@@ -206,13 +206,29 @@ class Runner(LoopGuard):
             raise Finish("hook_abort", f"aborted by a hook: {fired.abort}")
         return fired
 
+    def skipped_by_hook(self, story: Story | None, event: dict, log: object, t0: float) -> bool:
+        """Fire pre_iteration. True when `.ralph/hooks/next_iteration` exited 1:
+        the iteration is recorded as skipped and no agent runs."""
+        try:
+            pre = self.fire_hooks("pre_iteration", story=story)
+        except BaseException:
+            log.close()  # type: ignore[attr-defined]
+            raise
+        if pre is None or not pre.skip:  # type: ignore[attr-defined]
+            return False
+        log.close()  # type: ignore[attr-defined]
+        event.update(result="skipped_by_hook", ended=records.utc_now(), duration_s=round(time.monotonic() - t0, 3))
+        records.append_event(self.state_dir, event)
+        self.last_result, self.last_event = "skipped_by_hook", event
+        self.no_progress += 1
+        self.display.message(f"iteration {self.iteration}: skipped by .ralph/hooks/next_iteration")
+        return True
+
     def changed_files(self, checkpoint: str) -> list[str]:
         code, out = git(self.root, "diff", "--name-only", checkpoint)
         return out.splitlines() if code == 0 else []
 
     def after_iteration_hooks(self, result: str, event: dict, story: Story | None = None) -> None:
-        if result == "skipped_by_hook":  # no agent ran: nothing to report
-            return
         changed = lambda: self.changed_files(event["checkpoint"])  # noqa: E731 - computed only when a hook runs
         if result == "done":
             self.fire_hooks("on_task_complete", story=story, changed_files=changed)
@@ -425,13 +441,15 @@ class Runner(LoopGuard):
         return True
 
     def build_prompt(self, stage: Stage, story: Story, story_iteration: int) -> str:
-        return prompts.story_prompt(
+        text = prompts.story_prompt(
             root=self.root, state_dir=self.state_dir, plan_path=self.plan_path, progress_path=self.progress_path,
             template_path=resolve(self.root, stage.prompt) if stage.prompt else None,
             verify_command=stage.verify_command, story=story, iteration=self.iteration,
             story_iteration=story_iteration, run_id=self.run_id, stage=stage.name,
             hook_output=prompts.pending_hook_output(self.state_dir),
         )
+        prompts.clear_hook_output(self.state_dir)  # delivered: the hook output is in this prompt
+        return text
 
     def build_iteration(self, story: Story) -> None:
         stage = self.stage
@@ -449,23 +467,20 @@ class Runner(LoopGuard):
             "story": story.id, "title": story.title, "started": started_at, "checkpoint": checkpoint,
             "log": paths.relative(self.root, log_path),
         }
+        if self.skipped_by_hook(story, event, log, t0):
+            return
         try:
-            pre = self.fire_hooks("pre_iteration", story=story)
-            if pre is not None and pre.skip:  # .ralph/hooks/next_iteration exited 1
-                result, committed = "skipped_by_hook", False
-            else:
-                self.baseline_verify(stage, story, log, event)  # [tests] baseline = "verify": what fails before the agent starts
-                prompt_text = self.build_prompt(stage, story, budget.iterations)
-                prompts.clear_hook_output(self.state_dir)  # delivered: it is in this prompt
-                self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
-                self.status_line(story.id)
-                log.write(f"=== ralph-loop {self.run_id} iteration {self.iteration} {story.id} {started_at}\n".encode())
-                self.start_guard()
-                agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
-                                      timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
-                                      interrupts=self.interrupts, env=self.agent_env())
-                event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
-                result, committed = self.judge_iteration(story, stage, checkpoint, agent, log, event)
+            self.baseline_verify(stage, story, log, event)  # [tests] baseline = "verify": what fails before the agent starts
+            prompt_text = self.build_prompt(stage, story, budget.iterations)
+            self.display.message(f"iteration {self.iteration}: {story.id}: {story.title} (attempt {budget.iterations})")
+            self.status_line(story.id)
+            log.write(f"=== ralph-loop {self.run_id} iteration {self.iteration} {story.id} {started_at}\n".encode())
+            self.start_guard()
+            agent = run_streaming(self.agent_command(stage), cwd=self.root, stdin_data=prompt_text.encode("utf-8"),
+                                  timeout=stage.timeout_seconds, sinks=[log.write, self.display.output],
+                                  interrupts=self.interrupts, env=self.agent_env())
+            event.update(agent_exit=agent.exit_code, agent_seconds=round(agent.duration, 3), agent_timed_out=agent.timed_out)
+            result, committed = self.judge_iteration(story, stage, checkpoint, agent, log, event)
         finally:
             log.close()
             budget.seconds += time.monotonic() - t0
@@ -678,13 +693,9 @@ class Runner(LoopGuard):
         event: dict = {"event": "iteration", "run_id": self.run_id, "iteration": self.iteration, "stage": stage.name,
                        "mode": "plan", "story": None, "started": started_at, "checkpoint": checkpoint,
                        "log": paths.relative(self.root, log_path)}
+        if self.skipped_by_hook(None, event, log, t0):
+            return False
         try:
-            pre = self.fire_hooks("pre_iteration")
-            if pre is not None and pre.skip:  # .ralph/hooks/next_iteration exited 1
-                event.update(result="skipped_by_hook", ended=records.utc_now(), duration_s=round(time.monotonic() - t0, 3))
-                records.append_event(self.state_dir, event)
-                self.last_result, self.last_event = "skipped_by_hook", event
-                return False
             text = prompts.plan_prompt(
                 root=self.root, state_dir=self.state_dir, plan_path=self.plan_path, progress_path=self.progress_path,
                 template_path=resolve(self.root, stage.prompt) if stage.prompt else None,
