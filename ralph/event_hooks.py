@@ -23,7 +23,7 @@ import os
 import time
 
 from ralph import fastjson
-from ralph.hook import MAX_CONTEXT, HookCall, Outcome, deny
+from ralph.protocol import MAX_CONTEXT, HookCall, Outcome, deny
 
 TABLE = "hooks.event"
 DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
