@@ -30,12 +30,6 @@ class ConfigError(ValueError):
 # None. minimum: a number, or (minimum, maximum).
 KeyTable = dict[str, tuple[object, str, "float | tuple[float, float] | None"]]
 
-GUARD_KEYS: KeyTable = {
-    "block_git_subcommands": ((), "words", None),
-    "block_programs": ((), "strings", None),
-    "allow_commands": ((), "strings", None),
-}
-
 ROLLBACK_KEYS: KeyTable = {
     "policy": ("consecutive", "choice:consecutive|immediate|stop|off", None),
     "max_consecutive_failures": (3, "int", (1, 100)),
@@ -47,15 +41,19 @@ ROLLBACK_KEYS: KeyTable = {
 # code using it (imported only when that section is validated).
 SCHEMA: dict[str, KeyTable | str] = {
     "loop": "ralph.loop.settings:LOOP_KEYS",
-    "guard": GUARD_KEYS,
+    "guard": "ralph.rules.guard:GUARD_KEYS",
     "rollback": ROLLBACK_KEYS,
     "sandbox": "ralph.sandbox:SANDBOX_KEYS",
+    "tests": "ralph.rules.tests_config:TESTS_KEYS",
+    "hooks": "ralph.lifecycle.config:SETTINGS_KEYS",
 }
 # section -> "module:function(config, path)" for a section whose values need
 # checks beyond the kinds below (host names, ...); it raises ConfigError in
 # the same `file:line: [section] key: ...` form.
 SECTION_CHECKS: dict[str, str] = {
     "sandbox": "ralph.sandbox:sandbox_config",
+    "tests": "ralph.rules.tests_config:section_values",
+    "hooks": "ralph.lifecycle.config:section_values",
 }
 
 

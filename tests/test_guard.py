@@ -151,10 +151,17 @@ def test_explain_prints_decision_and_trace() -> None:
 # ---- configuration ----
 
 
+def _policy(table: dict, path: str = "ralph.toml") -> GuardPolicy:
+    """[guard] as the hook reads it: checked by the one schema (ralph.config)."""
+    from ralph.config import section_values
+
+    return GuardPolicy.from_values(section_values({"guard": table}, "guard", path))
+
+
 def test_policy_from_config_validates() -> None:
     from ralph.config import ConfigError
 
-    policy = GuardPolicy.from_config({"block_git_subcommands": ["lfs"], "block_programs": ["gh pr merge"], "allow_commands": ["git push --dry-run"]})
+    policy = _policy({"block_git_subcommands": ["lfs"], "block_programs": ["gh pr merge"], "allow_commands": ["git push --dry-run"]})
     assert judge_command("git lfs push origin main", policy).blocked
     assert judge_command("gh pr merge 12 --squash", policy).blocked
     assert judge_command("gh -R me/repo pr merge 12", policy).blocked
@@ -163,7 +170,7 @@ def test_policy_from_config_validates() -> None:
     assert judge_command("git push --dry-run origin", policy).blocked  # exact strings only
     for bad in ({"block_programs": "gh pr merge"}, {"block_git_subcommands": ["lfs push"]}, {"allow_commands": [1]}, {"unknown": []}):
         with pytest.raises(ConfigError) as raised:
-            GuardPolicy.from_config(bad, "x/ralph.toml")
+            _policy(bad, "x/ralph.toml")
         assert "x/ralph.toml" in str(raised.value)
 
 
@@ -176,7 +183,7 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     assert set(samples) == set(FAMILIES)
     for family, command in samples.items():
         assert judge_command(command).blocked, command
-        off = GuardPolicy.from_config({family: False})
+        off = _policy({family: False})
         assert not judge_command(command, off).blocked, command
         others = [c for f, c in samples.items() if f != family]
         assert all(judge_command(c, off).blocked for c in others)
@@ -184,7 +191,7 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     config = tmp_path / "ralph.toml"
     config.write_text('[loop]\nmax_iterations = 3\n\n[guard]\nforge_merges = "no"\n')
     with pytest.raises(ConfigError) as raised:
-        GuardPolicy.from_config({"forge_merges": "no"}, str(config))
+        _policy({"forge_merges": "no"}, str(config))
     assert str(raised.value).startswith(f"{config}:5: [guard] forge_merges: must be true or false"), raised.value
 
 

@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     policy = None
     try:
         environ = dict(os.environ, RALPH_CONFIG=args.config) if args.config else os.environ
-        policy = GuardPolicy(**load_section(project_root(os.getcwd()), "guard", environ))
+        policy = GuardPolicy.from_values(load_section(project_root(os.getcwd()), "guard", environ))
     except (ConfigError, OSError) as e:
         sys.stderr.write(f"ralph explain: {e}\n")
         return 2

@@ -19,7 +19,7 @@ def load_guard_policy(call: HookCall, path: str) -> object | None:
     from ralph.rules.guard import GuardPolicy
 
     try:
-        return GuardPolicy(**load_section(call.root, "guard", call.environ))
+        return GuardPolicy.from_values(load_section(call.root, "guard", call.environ))
     except ConfigError as e:
         call.problems.append(f"config ignored: {e}")
         return None

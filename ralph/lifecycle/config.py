@@ -404,6 +404,22 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     return hooks
 
 
+def section_values(config: dict, path: str | None) -> dict:
+    """[hooks] of the project's ralph.toml checked for ralph.config's one
+    schema (SECTION_CHECKS): every lifecycle and event hook table, each error
+    with file:line; raises ConfigError listing them all."""
+    hooks = HookSet()
+    text = ""
+    if path and os.path.isfile(path):
+        try:
+            _, text = read_toml(path)
+        except ConfigError:
+            pass  # the TOML error itself is reported by the caller's parse
+    load_file_hooks(hooks, config, text, path or "ralph.toml", "project")
+    require_valid(hooks)
+    return dict(hooks.settings)
+
+
 def require_valid(hooks: HookSet) -> HookSet:
     if hooks.errors:
         def position(error: str) -> tuple[str, int]:

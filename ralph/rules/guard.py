@@ -133,32 +133,11 @@ class GuardPolicy:
                       + tuple(w for prog, words in self.block_programs for w in (prog,) + words))
 
     @classmethod
-    def from_config(cls, section: dict, path: str = "ralph.toml") -> GuardPolicy:
-        """Validate the [guard] table; errors read `file:line: [guard] key: what; how to fix`."""
-        from ralph.config import ConfigError
-
-        def fail(key: str, what: str) -> ConfigError:
-            from ralph.loop.settings import key_line
-
-            return ConfigError(f"{key_line(path, key, 'guard')}: [guard] {key}: {what}")
-
-        for key in section:
-            if key not in GUARD_KEYS:
-                raise fail(key, f"unknown key; known keys: {', '.join(GUARD_KEYS)}")
-        lists = []
-        families = {}
-        for key, (default, kind, _) in GUARD_KEYS.items():
-            value = section.get(key, default)
-            if kind == "bool":
-                if not isinstance(value, bool):
-                    raise fail(key, f"must be true or false, not {value!r}; e.g. {key} = false")
-                families[key] = value
-                continue
-            if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-                raise fail(key, f"must be a list of non-empty strings; e.g. {key} = [\"...\"]")
-            if kind == "words" and any(len(item.split()) != 1 for item in value):
-                raise fail(key, f"takes single words like \"lfs\", not {next(i for i in value if len(i.split()) != 1)!r}")
-            lists.append(tuple(value))
+    def from_values(cls, values: dict) -> GuardPolicy:
+        """From the checked [guard] values (ralph.config.section_values(config,
+        "guard", path) validates them against GUARD_KEYS, with file:line)."""
+        lists = [tuple(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind != "bool"]
+        families = {key: bool(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind == "bool"}
         return cls(*lists, families=families)
 
     def risky_words(self) -> tuple:

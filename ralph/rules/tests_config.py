@@ -135,3 +135,9 @@ def pattern_verdict(output: str, config: TestsConfig) -> tuple[str, str] | None:
                 end = text.find("\n", m.end())
                 return status, text[start:end if end >= 0 else len(text)].strip()[:240]
     return None
+
+
+def section_values(config: dict, path: str | None) -> dict:
+    """[tests] checked for ralph.config's one schema (SECTION_CHECKS): every
+    key with its default; raises ConfigError with file:line."""
+    return validate(config.get("tests", {}), path).to_dict()
