@@ -509,7 +509,8 @@ def main(argv: list[str]) -> int:
         except SettingsError:
             continue
         if our_entries(other_data):
-            print(f"note: {other} ({label} settings) also has ralph entries; both run. `ralph uninstall --{label}` removes those.")
+            how = f" `ralph uninstall --{label}` removes those." if label in SCOPES else ""
+            print(f"note: {other} ({label} settings) also has ralph entries; both run.{how}")
     return status
 
 
