@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 
 from ralph.config import ConfigError
 
@@ -147,6 +145,8 @@ HOST_PATTERN = re.compile(r"^(\*|\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:
 
 
 def _git(root: str, *args: str) -> str:
+    import subprocess  # lazily: validating [sandbox] (ralph-loop --dry-run) runs no program
+
     try:
         done = subprocess.run(["git", "-C", root, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               stdin=subprocess.DEVNULL, timeout=30)
@@ -388,6 +388,8 @@ def probe(bwrap: str | None = None, socat: str | None = None, timeout: float = 2
     Code needs on Linux: `bwrap` and `socat` on PATH, and bubblewrap able to
     build a sandbox here (new namespaces, a read-only root, no network).
     `path` replaces $PATH for finding the two programs."""
+    import shutil
+    import subprocess
     import sys
 
     if sys.platform == "darwin":
