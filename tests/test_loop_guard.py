@@ -24,13 +24,19 @@ def results(project: Project) -> list[tuple[str, str]]:
     return [(e["story"], e["result"]) for e in project.events("iteration")]
 
 
-def test_a_merge_commit_fails_the_iteration_and_is_rolled_back(tmp_path):
+def project_with_side_branch(tmp_path) -> Project:
+    """A project (sandbox off) with branch `side` one commit ahead of main ("side work", side.txt)."""
     project = Project(tmp_path, PLAN, config=NO_SANDBOX)
     git(project.root, "checkout", "-q", "-b", "side")
     project.write("side.txt", "from another branch\n")
     git(project.root, "add", "side.txt")
     git(project.root, "commit", "-q", "-m", "side work")
     git(project.root, "checkout", "-q", "main")
+    return project
+
+
+def test_a_merge_commit_fails_the_iteration_and_is_rolled_back(tmp_path):
+    project = project_with_side_branch(tmp_path)
     checkpoint = git(project.root, "rev-parse", "HEAD").strip()
     project.script(runs=[
         [{"write": "greeting.txt", "text": "hello\n"},
@@ -259,12 +265,7 @@ def test_a_bad_sandbox_table_stops_the_loop_before_anything_runs(tmp_path):
 
 
 def test_a_merge_in_a_plan_stage_is_caught_too(tmp_path):
-    project = Project(tmp_path, PLAN, config=NO_SANDBOX)
-    git(project.root, "checkout", "-q", "-b", "side")
-    project.write("side.txt", "side\n")
-    git(project.root, "add", "side.txt")
-    git(project.root, "commit", "-q", "-m", "side work")
-    git(project.root, "checkout", "-q", "main")
+    project = project_with_side_branch(tmp_path)
     project.script(runs=[[{"run": "git merge -q --no-ff side -m 'merge side'"}]], default=[])
     project.run_loop("--mode", "plan", "--max-iterations", "2")
     plan_events = [e for e in project.events("iteration") if e.get("mode") == "plan"]
