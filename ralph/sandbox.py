@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 
 from ralph.config import ConfigError
 
@@ -44,6 +42,9 @@ SANDBOX_KEYS: dict[str, tuple[object, str, float | None]] = {
     "allowed_domains": (None, "hosts?", None),
     # more hosts the agent may not reach, on top of the forges and the remotes' hosts
     "denied_domains": ([], "hosts", None),
+    # false: the loop's verify command (which runs the agent's code: tests, conftest.py, build
+    # scripts) runs outside bubblewrap, with the network, as before
+    "verify": (True, "bool", None),
     # more paths (relative to the project, or absolute, or ~/...) Bash may not write / read
     "deny_write": ([], "paths", None),
     "deny_read": ([], "paths", None),
@@ -147,6 +148,8 @@ HOST_PATTERN = re.compile(r"^(\*|\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:
 
 
 def _git(root: str, *args: str) -> str:
+    import subprocess  # lazily: validating [sandbox] (ralph-loop --dry-run) runs no program
+
     try:
         done = subprocess.run(["git", "-C", root, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               stdin=subprocess.DEVNULL, timeout=30)
@@ -388,6 +391,8 @@ def probe(bwrap: str | None = None, socat: str | None = None, timeout: float = 2
     Code needs on Linux: `bwrap` and `socat` on PATH, and bubblewrap able to
     build a sandbox here (new namespaces, a read-only root, no network).
     `path` replaces $PATH for finding the two programs."""
+    import shutil
+    import subprocess
     import sys
 
     if sys.platform == "darwin":
@@ -420,3 +425,22 @@ def probe(bwrap: str | None = None, socat: str | None = None, timeout: float = 2
         return False, f"{bwrap} ran, but a read-only path was writable inside it: the sandbox would not hold"
     return True, f"bubblewrap works ({bwrap}; socat {socat})"
 
+
+
+def bwrap_prefix(layer: dict, bwrap: str = "bwrap") -> list[str]:
+    """argv that runs a command under bubblewrap with the layer's file limits
+    and no network: for the loop's verify command, which runs code the agent
+    wrote outside the client's sandbox. The project stays writable."""
+    sandbox = layer.get("sandbox", {})
+    files = sandbox.get("filesystem", {})
+    argv = [bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--die-with-parent"]
+    for path in files.get("denyWrite", []):
+        if os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    for path in files.get("denyRead", []):
+        full = os.path.expanduser(path)
+        if os.path.isdir(full):
+            argv += ["--tmpfs", full]
+        elif os.path.exists(full):
+            argv += ["--ro-bind", "/dev/null", full]
+    return [*argv, "--"]

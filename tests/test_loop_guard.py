@@ -24,13 +24,19 @@ def results(project: Project) -> list[tuple[str, str]]:
     return [(e["story"], e["result"]) for e in project.events("iteration")]
 
 
-def test_a_merge_commit_fails_the_iteration_and_is_rolled_back(tmp_path):
+def project_with_side_branch(tmp_path) -> Project:
+    """A project (sandbox off) with branch `side` one commit ahead of main ("side work", side.txt)."""
     project = Project(tmp_path, PLAN, config=NO_SANDBOX)
     git(project.root, "checkout", "-q", "-b", "side")
     project.write("side.txt", "from another branch\n")
     git(project.root, "add", "side.txt")
     git(project.root, "commit", "-q", "-m", "side work")
     git(project.root, "checkout", "-q", "main")
+    return project
+
+
+def test_a_merge_commit_fails_the_iteration_and_is_rolled_back(tmp_path):
+    project = project_with_side_branch(tmp_path)
     checkpoint = git(project.root, "rev-parse", "HEAD").strip()
     project.script(runs=[
         [{"write": "greeting.txt", "text": "hello\n"},
@@ -259,15 +265,31 @@ def test_a_bad_sandbox_table_stops_the_loop_before_anything_runs(tmp_path):
 
 
 def test_a_merge_in_a_plan_stage_is_caught_too(tmp_path):
-    project = Project(tmp_path, PLAN, config=NO_SANDBOX)
-    git(project.root, "checkout", "-q", "-b", "side")
-    project.write("side.txt", "side\n")
-    git(project.root, "add", "side.txt")
-    git(project.root, "commit", "-q", "-m", "side work")
-    git(project.root, "checkout", "-q", "main")
+    project = project_with_side_branch(tmp_path)
     project.script(runs=[[{"run": "git merge -q --no-ff side -m 'merge side'"}]], default=[])
     project.run_loop("--mode", "plan", "--max-iterations", "2")
     plan_events = [e for e in project.events("iteration") if e.get("mode") == "plan"]
     assert plan_events[0]["result"] == "merge_detected", plan_events
     assert [f["story"] for f in project.failures() if f["kind"] == "merge"] == ["PLAN"]
     assert git(project.root, "rev-list", "--merges", "HEAD").strip() == ""
+
+
+@pytest.mark.parametrize("verify_sandboxed", [True, False])
+def test_the_verify_command_runs_the_agents_code_under_bubblewrap(tmp_path, sandbox_available, verify_sandboxed):
+    """verify runs code the agent wrote (tests, scripts): sandboxed, a push from it fails."""
+    config = 'verify_command = "sh check.sh"\n'
+    project = Project(tmp_path, PLAN, config="[loop]\n" + config + ("" if verify_sandboxed else "\n[sandbox]\nverify = false\n"))
+    remote = str(tmp_path / "remote.git")
+    git(project.root, "clone", "-q", "--bare", project.root, remote)
+    git(project.root, "remote", "add", "origin", remote)
+    claude = fake_claude(tmp_path)
+    project.script(runs=[[{"write": "check.sh", "text": "git push -q origin HEAD:refs/heads/evil 2>/dev/null && echo PUSHED || echo PUSH_REFUSED\n"},
+                          {"mark": "done"}]])
+    done = project.run_loop("--once", agent=f"{claude} -p")
+    refs = git(remote, "for-each-ref", "--format=%(refname)")
+    assert results(project) == [("US-001", "done")], done.stdout + done.stderr
+    if verify_sandboxed:
+        assert "refs/heads/evil" not in refs
+        assert "PUSH_REFUSED" in done.stdout + done.stderr
+    else:
+        assert "refs/heads/evil" in refs  # the control: the same verify pushes without bubblewrap

@@ -122,7 +122,7 @@ def test_config_errors_name_file_line_key_and_fix(tmp_path, text, where, words):
 
 def test_defaults_in_one_table():
     values = sandbox_config({})
-    assert values == {"enabled": True, "fail_if_unavailable": True, "allowed_domains": None,
+    assert values == {"enabled": True, "fail_if_unavailable": True, "verify": True, "allowed_domains": None,
                       "denied_domains": [], "deny_write": [], "deny_read": []}
 
 

@@ -315,10 +315,11 @@ class LoopGuard:
         from ralph.config import config_path, load_config
         from ralph.loop.runner import Finish
         from ralph.loop import records
-        from ralph.sandbox import OPT_OUT_HINT, permission_rules, probe, sandbox_config, settings_layer
+        from ralph.sandbox import OPT_OUT_HINT, bwrap_prefix, permission_rules, probe, sandbox_config, settings_layer
 
         self.sandbox_files = {}
         self.stuck_iterations = {}
+        self.verify_prefix: list[str] = []
         root, state_dir = self.root, self.state_dir  # type: ignore[attr-defined]
         display = self.display  # type: ignore[attr-defined]
         config, path = load_config(root), config_path(root)
@@ -330,6 +331,7 @@ class LoopGuard:
             status = "off (config)"
         else:
             claude_stages = [s for s in stages if runs_claude(s.agent_command)]
+            ok = False
             for stage in stages:
                 if stage not in claude_stages:
                     display.message(
@@ -351,6 +353,10 @@ class LoopGuard:
             rules = layer["permissions"]["deny"]
             for p in extra:
                 rules.extend(r for r in permission_rules("Edit", p) + permission_rules("Write", p) if r not in rules)
+            if values["verify"] and claude_stages and ok:
+                import shutil
+
+                self.verify_prefix = bwrap_prefix(layer, shutil.which("bwrap") or "bwrap")
             try:
                 for stage in stages:
                     name = f"agent-settings-{re.sub(r'[^A-Za-z0-9_.-]', '_', stage.name)}.json"
@@ -362,6 +368,14 @@ class LoopGuard:
                 raise Finish("error", str(e)) from None
         records.append_event(state_dir, {"event": "sandbox", "run_id": self.run_id, "status": status,  # type: ignore[attr-defined]
                                          "stages": sorted(k for k in self.sandbox_files if k)})
+
+    def verify_argv(self, command: list[str] | str) -> list[str] | str:
+        """The verify command, under bubblewrap (no network, the layer's file
+        limits) when the agent is sandboxed: it runs the agent's code."""
+        from ralph.loop.proc import argv_for
+
+        prefix = getattr(self, "verify_prefix", None)
+        return [*prefix, *argv_for(command)] if prefix else command
 
     def agent_command(self, stage: object) -> list[str] | str:
         file = self.sandbox_files.get(stage.name)  # type: ignore[attr-defined]

@@ -580,7 +580,7 @@ class Runner(LoopGuard):
         assert command is not None
         self.display.message(f"verify: {prompts.format_command(command)}")
         log.write(f"\n=== verify: {prompts.format_command(command)}\n".encode())  # type: ignore[attr-defined]
-        result = run_streaming(command, cwd=self.root, stdin_data=b"", timeout=float(self.settings["verify_timeout_seconds"]),
+        result = run_streaming(self.verify_argv(command), cwd=self.root, stdin_data=b"", timeout=float(self.settings["verify_timeout_seconds"]),
                                sinks=[log.write, self.display.output], interrupts=self.interrupts)  # type: ignore[attr-defined]
         output = result.output
         if result.error:
