@@ -10,6 +10,8 @@ builtins that change the shell's state (alias, declare, read, set, ...).
 """
 from __future__ import annotations
 
+import posixpath
+
 from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
@@ -718,6 +720,9 @@ class ProgramModels:
             scope.cwd = target if target != "-" else UNKNOWN
         else:
             scope.cwd = (scope.cwd.rstrip("/") + "/" + target) if scope.cwd else target
+        if UNKNOWN not in scope.cwd:
+            scope.cwd = posixpath.normpath(scope.cwd) if scope.cwd not in ("", ".") else ""
+            scope.cwd = "" if scope.cwd == "." else scope.cwd
         return ""
 
     def run_copy(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
