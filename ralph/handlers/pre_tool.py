@@ -42,6 +42,7 @@ def check_bash(call: HookCall) -> Outcome:
                             remotes=local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
+        call.log_extra["rule_id"] = verdict.rule_id
         return deny(verdict.reason)
     return allow()
 
