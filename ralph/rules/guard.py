@@ -211,6 +211,10 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         self.nesting = 0
         self.call_depth = 0
 
+    def status_of(self, node: tuple, scope: Scope) -> int | str | None:
+        """certain_status, unless the command can disable builtins (`enable -n true`)."""
+        return None if "enable" in self.text else certain_status(node, scope)
+
     def note(self, where: str, text: str) -> None:
         if len(self.trace) < 400:
             self.trace.append(f"{where}: {text}" if where else text)
@@ -255,7 +259,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             outputs = []
             for child in node[1]:
                 outputs.append(self.run(child, scope, stdin, cond, where))
-                if certain_status(child, scope) == "exit":
+                if self.status_of(child, scope) == "exit":
                     self.note(where, "`exit`: nothing after it runs")
                     break
             return None if None in outputs else "".join(outputs)
@@ -268,7 +272,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                     self.note(where, f"skips `{node[2][i - 1]}` branch: the status before it is always {status}")
                     continue
                 outputs.append(self.run(child, scope, stdin, cond or i > 0, where))
-                status = certain_status(child, scope) if i == 0 or status is not None else None
+                status = self.status_of(child, scope) if i == 0 or status is not None else None
                 if status == "exit":
                     break
             return None if None in outputs else "".join(outputs)
@@ -290,7 +294,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                     self.run(parts[i], scope, stdin, True, where)
                     break
                 self.run(parts[i], scope, stdin, cond or i > 0, where)
-                status = certain_status(parts[i], scope)
+                status = self.status_of(parts[i], scope)
                 if status != 1:
                     self.run(parts[i + 1], scope, stdin, True, where)
                 else:
@@ -300,7 +304,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             return None
         if kind == "while":
             self.run(node[1], scope, stdin, True, where)
-            if certain_status(node[1], scope) == 1:
+            if self.status_of(node[1], scope) == 1:
                 self.note(where, "skips a loop body whose condition is always false")
                 return None
             self.run(node[2], scope, stdin, True, where)
