@@ -49,7 +49,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "bash")
-NEEDS_ABSENT = ("ssh ", "docker ", "kubectl ", "sudo ", "parallel ", "uv run", "su ", "podman ")
+NEEDS_ABSENT = ("ssh ", "docker ", "kubectl ", "sudo ", "parallel ", "uv run", "su ", "podman ", "php ")
 TIMEOUT = 8.0
 FAKE_FORGE = os.path.join(ROOT, "scripts", "guard_sandbox", "fake_forge.py")
 FORGE_NAMES = ("gh", "glab", "hub", "jj", "git-svn", "git-flow")

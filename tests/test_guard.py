@@ -206,6 +206,8 @@ def test_configured_local_remote_is_guarded_through_pre_tool(tmp_path) -> None:
     for command in ("git -C ../upstream update-ref refs/heads/main HEAD", f"git --git-dir={upstream}/.git branch -f x",
                     "cd ../upstream && git reset --hard", "echo 0 > ../upstream/.git/refs/heads/main"):
         assert run_hook("pre-tool", bash_payload(command, cwd), cwd).denied, command
+        with open(project / ".ralph" / "logs" / "hooks.jsonl") as f:
+            assert json.loads(f.readlines()[-1])["rule_id"] == "git.remote-write"
     for command in ("git -C ../upstream log --oneline", "git -C ../elsewhere update-ref refs/heads/x HEAD"):
         assert run_hook("pre-tool", bash_payload(command, cwd), cwd).output == {}, command
 
@@ -287,3 +289,33 @@ def test_hot_path_imports() -> None:
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('ralph')))")
     out = subprocess.run([os.path.join(os.path.dirname(RALPH), "python"), "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+# ---- one table of program facts ----
+
+
+def test_guard_and_test_outcome_share_program_facts() -> None:
+    from ralph.rules import program_models, programs, test_outcome
+
+    assert test_outcome.SHELLS is programs.SHELLS
+    assert program_models.WRAPPERS is programs.WRAPPERS
+    cases = {
+        ("sudo", "-u", "bob", "-R", "/srv", "pytest", "-q"): ["pytest", "-q"],
+        ("env", "-i", "CI=1", "timeout", "-s", "KILL", "60", "npm", "test"): ["npm", "test"],
+        ("nice", "-n", "5", "xargs", "-n1", "pytest"): ["pytest"],
+        ("FOO=1", "cross-env", "NODE_ENV=test", "jest"): ["jest"],
+        ("time", "-f", "%e", "go", "test", "./..."): ["go", "test", "./..."],
+    }
+    for words, expected in cases.items():
+        assert programs.unwrap(list(words)) == expected, words
+        assert test_outcome.classify_stage(list(words)).kind == test_outcome.classify_stage(expected).kind, words
+
+
+def test_test_outcome_reads_commands_with_the_guard_parser() -> None:
+    from ralph.rules.test_outcome import shell_stages
+
+    stages = shell_stages("cd app && pytest -q 'tests/a b.py' | tee log; echo done")
+    assert [(s.words, s.op) for s in stages] == [(["cd", "app"], "&&"), (["pytest", "-q", "tests/a b.py"], "|"),
+                                                 (["tee", "log"], ";"), (["echo", "done"], "")]
+    nested = shell_stages("bash -c 'npm test || true'")
+    assert [(s.words, s.op) for s in nested] == [(["npm", "test"], "||"), (["true"], "")]

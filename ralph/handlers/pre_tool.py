@@ -51,6 +51,7 @@ def check_bash(call: HookCall) -> Outcome:
                             remotes=local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
+        call.log_extra["rule_id"] = verdict.rule_id
         outcome = deny(verdict.reason)
         if call.environ.get("RALPH_RUN_ID"):
             record_denial(call, command, verdict.reason, outcome)

@@ -11,7 +11,8 @@ git, shells and `eval` (their script is judged recursively), wrappers
 (sudo, env, timeout, xargs, find -exec, parallel, watch, ...), interpreters
 (python/node/perl/... code), remote runners (ssh, docker exec) and the
 builtins that change state. Every branch of if/case/loops and both sides of
-`&&`/`||` count as run: the guard does not evaluate conditions.
+`&&`/`||` count as run, except where bash semantics make the status certain
+(`false && x`, `true || x`, `if false`, `while false`, code after `exit`).
 
 Blocked, by design:
 - `git push` in any form (also `send-pack`, `http-push`, `subtree push`),
@@ -26,6 +27,23 @@ Blocked, by design:
   when you have no local commits; that is still rebase mode and allowed.)
 - `ralph stream merge`; plus the [guard] table's extra git subcommands and
   programs.
+- Forge merges and other front ends (ralph.rules.forge_policy), each family
+  switchable in [guard] (GUARD_KEYS): `gh pr merge`, `glab mr merge`, `hub
+  merge`; `gh`/`glab`/`hub api` calls that merge or write refs or commits;
+  `gh repo sync`, `hub sync`; `jj git push`, `git svn dcommit`, `git flow
+  ... finish|publish`; git's merge backends run directly.
+- Git running a program (`--upload-pack`, `--exec`, `ext::`, `grep -O`, config
+  values such as core.sshCommand / core.editor / sequence.editor /
+  core.fsmonitor, hooks under a core.hooksPath the command wrote, aliases from
+  include.path or GIT_CONFIG_GLOBAL files it wrote): the program is judged.
+- Writes into another repository: git run in (`-C`, `--git-dir`, GIT_DIR,
+  `cd`) a bare repository or a configured local-path remote with anything but
+  a read-only subcommand, or a file written into its refs (git.remote-write).
+- Code that arrives as data is read as the program would: makefiles from stdin
+  or `--eval`, ed/ex/vim `!cmd`, awk input lines run by system(), xargs -a
+  files, interpreter argv passed to a process API, prompt strings (PS4,
+  `${x@P}`), BASH_ENV/--rcfile files, mapfile -C, command_not_found_handle.
+- Every verdict carries a stable rule id (GuardVerdict.rule_id).
 - Arming a later push: `git config alias.x push` (or any config value that
   would run a push) is blocked when written.
 - `ssh host 'git push'`: a push from another machine still escapes.
@@ -43,7 +61,9 @@ could spell them. The reason asks for plain simple commands with literal words.
 
 Not seen (documented limits): scripts written by an earlier tool call and run
 now (`bash deploy.sh`), git aliases or hooks configured before this command,
-Makefile/npm scripts. Those need the person's review, as before.
+a project Makefile or npm scripts, git libraries used from interpreter code.
+The client's own sandbox (ralph sandbox, issue 12 section 5) is the second
+line for those: the guard is the first, and explains its denials.
 
 Modules (split like mvdan/sh): ralph.rules.shell parses; guard_state holds
 the scope, budget and markers; expand expands words; programs is the table of
@@ -170,6 +190,10 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         self.nesting = 0
         self.call_depth = 0
 
+    def status_of(self, node: tuple, scope: Scope) -> int | str | None:
+        """certain_status, unless the command can disable builtins (`enable -n true`)."""
+        return None if "enable" in self.text else certain_status(node, scope)
+
     def note(self, where: str, text: str) -> None:
         if len(self.trace) < 400:
             self.trace.append(f"{where}: {text}" if where else text)
@@ -214,7 +238,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             outputs = []
             for child in node[1]:
                 outputs.append(self.run(child, scope, stdin, cond, where))
-                if certain_status(child, scope) == "exit":
+                if self.status_of(child, scope) == "exit":
                     self.note(where, "`exit`: nothing after it runs")
                     break
             return None if None in outputs else "".join(outputs)
@@ -227,7 +251,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                     self.note(where, f"skips `{node[2][i - 1]}` branch: the status before it is always {status}")
                     continue
                 outputs.append(self.run(child, scope, stdin, cond or i > 0, where))
-                status = certain_status(child, scope) if i == 0 or status is not None else None
+                status = self.status_of(child, scope) if i == 0 or status is not None else None
                 if status == "exit":
                     break
             return None if None in outputs else "".join(outputs)
@@ -249,7 +273,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                     self.run(parts[i], scope, stdin, True, where)
                     break
                 self.run(parts[i], scope, stdin, cond or i > 0, where)
-                status = certain_status(parts[i], scope)
+                status = self.status_of(parts[i], scope)
                 if status != 1:
                     self.run(parts[i + 1], scope, stdin, True, where)
                 else:
@@ -259,7 +283,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
             return None
         if kind == "while":
             self.run(node[1], scope, stdin, True, where)
-            if certain_status(node[1], scope) == 1:
+            if self.status_of(node[1], scope) == 1:
                 self.note(where, "skips a loop body whose condition is always false")
                 return None
             self.run(node[2], scope, stdin, True, where)

@@ -10,6 +10,8 @@ builtins that change the shell's state (alias, declare, read, set, ...).
 """
 from __future__ import annotations
 
+import posixpath
+
 from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
@@ -22,6 +24,10 @@ PLAIN_SCRIPT = ("Write the commands themselves on the command line (not in a fil
                 "generated script), one per line.")
 # interpreter code that reads its own command-line arguments
 ARGV_MARKERS = ("argv", "process.argv", "@argv", "$argv", "arguments", "args", "$*", "$@", "...")
+# calls that start a process with the literal (list) that follows them
+PROCESS_CALLS = ("run", "system", "check_output", "check_call", "call", "popen", "execsync", "exec", "spawn",
+                 "spawnsync", "execfile", "execfilesync", "qx", "capture2", "capture3", "shell_exec", "passthru",
+                 "proc_open", "command", "getoutput", "getstatusoutput", "output", "$")
 # programs whose judged invocation accounts for push/merge words in a string literal
 GIT_PROGRAMS = frozenset(("git", "gh", "glab", "hub", "jj", "yadm"))
 
@@ -167,6 +173,7 @@ class ProgramModels:
             self.note(where, f"{name} code passes its arguments to a process API")
             self.run_argv(list(args), {}, None, scope.fork(), f"{where} > {name} argv")
         explained: set[int] = set()
+        spans = _literal_spans(code)
         groups = _literal_groups(code)
         for group in groups:
             words = [code_literal for _, code_literal in group]
@@ -176,7 +183,8 @@ class ProgramModels:
             elif could_push(words[0], self.policy.risky_words()) or "git" in words[0].lower():
                 self.run_script(words[0], scope.fork(), "", f"{where} > {name} string")
             first = (words[0].split() or [""])[0]
-            if (len(self.blocks), len(self.unsure)) == mark and program_name(first) in GIT_PROGRAMS:
+            if ((len(self.blocks), len(self.unsure)) == mark and program_name(first) in GIT_PROGRAMS
+                    and _passed_whole(code, spans, group)):
                 explained.update(index for index, _ in group)
         if len(self.blocks) > before[0]:
             return
@@ -718,6 +726,9 @@ class ProgramModels:
             scope.cwd = target if target != "-" else UNKNOWN
         else:
             scope.cwd = (scope.cwd.rstrip("/") + "/" + target) if scope.cwd else target
+        if UNKNOWN not in scope.cwd:
+            scope.cwd = posixpath.normpath(scope.cwd) if scope.cwd not in ("", ".") else ""
+            scope.cwd = "" if scope.cwd == "." else scope.cwd
         return ""
 
     def run_copy(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -831,6 +842,21 @@ def _literal_groups(code: str) -> list[list[tuple[int, str]]]:
             groups.append([(index, text)])
         previous_end = end
     return groups
+
+
+def _passed_whole(code: str, spans: list[tuple[int, int, str]], group: list[tuple[int, str]]) -> bool:
+    """Is this literal (or list of literals) handed as it is to a process API
+    (`run(['git', 'log'])`, `execSync('git log')`, a backtick string), not
+    stored, sliced or joined with other text first?"""
+    start, _, _ = spans[group[0][0]]
+    _, end, _ = spans[group[-1][0]]
+    if code[start] == "`":
+        return True
+    after = code[end:end + 8].lstrip(" \t\n]")
+    if after[:1] in ("[", ".", "+", "*", "%"):
+        return False
+    before = code[max(0, start - 40):start].rstrip(" \t\n[(,").lower()
+    return before.endswith(PROCESS_CALLS)
 
 
 def _without_literals(code: str) -> str:
