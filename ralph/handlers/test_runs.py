@@ -229,7 +229,14 @@ def load_tests_config(call: HookCall) -> object | None:
     """The [tests] section when a config file exists (nothing parsed otherwise)."""
     from ralph.project import config_path
 
-    if config_path(call.root, call.environ) is None:
+    path = config_path(call.root, call.environ)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if "tests" not in f.read(1 << 20):
+                return None  # a config without a [tests] section: no TOML parsing on every Bash call
+    except OSError:
         return None
     from ralph.rules.tests_config import load
 
