@@ -252,6 +252,13 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
 
     tests_config = load_tests_config(call)
     output, cut_note = complete_output(call, output)
+    response = call.payload.get("tool_response")
+    if isinstance(response, dict) and (response.get("timedOutAfterMs") or response.get("backgroundTaskId")):
+        # 2.1.330: a command over its timeout goes on in the background and arrives
+        # on PostToolUse with the output so far. It has no exit status yet: never a pass.
+        exit_code = None
+        cut_note = ("the command had not finished: Claude Code moved it to the background after its timeout, "
+                    "so only the output so far was judged")
     verdict = judge_test_run(command, exit_code, output, tests_config)
     if verdict.verdict == "not_test":
         return None
