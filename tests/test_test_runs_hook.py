@@ -541,3 +541,22 @@ def test_loop_verify_at_iteration_start_is_the_baseline(tmp_path) -> None:
     assert len(runs) == 4 and all(r["baseline_only"] for r in runs), runs
     assert not [r for r in records if r["kind"] == "rollback"]
     assert git(p.root, "for-each-ref", "refs/ralph/rollbacks/") == ""
+
+
+def test_run_moved_to_the_background_is_never_a_pass(project: str) -> None:
+    """2.1.330: past its timeout a Bash command goes on in the background and the hook
+    gets PostToolUse with `timedOutAfterMs`, `backgroundTaskId` and the output so far
+    (shape captured through the real client). No exit status yet: never `pass`."""
+    with open(os.path.join(CLIENT_PAYLOADS, "PostToolUse_Bash_timed_out_to_background.json")) as f:
+        payload = json.load(f)
+    assert payload["tool_response"]["timedOutAfterMs"] and payload["tool_response"]["backgroundTaskId"]
+    payload.update(cwd=project)
+    write_run(project)
+    result = run_hook("post-tool", payload, project)
+    assert "could not tell whether this test run passed" in result.context and "moved it to the background" in result.context
+    [record] = history(project, "runs", "run-7", "tests.jsonl")
+    assert record["verdict"] == "unknown" and record["exit_code"] is None
+    # with a failure already visible in the output so far, it is a failing run
+    payload["tool_response"]["stdout"] += " FAILED\ntest_slow.py::test_later "
+    failing = run_hook("post-tool", payload, project)
+    assert "pytest run failed" in failing.context and "moved it to the background" in failing.context

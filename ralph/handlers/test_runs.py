@@ -226,7 +226,14 @@ def load_tests_config(call: HookCall) -> object | None:
     """The [tests] section when a config file exists (nothing parsed otherwise)."""
     from ralph.project import config_path
 
-    if config_path(call.root, call.environ) is None:
+    path = config_path(call.root, call.environ)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if "tests" not in f.read(1 << 20):
+                return None  # a config without a [tests] section: no TOML parsing on every Bash call
+    except OSError:
         return None
     from ralph.rules.tests_config import load
 
@@ -242,6 +249,13 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
 
     tests_config = load_tests_config(call)
     output, cut_note = complete_output(call, output)
+    response = call.payload.get("tool_response")
+    if isinstance(response, dict) and (response.get("timedOutAfterMs") or response.get("backgroundTaskId")):
+        # 2.1.330: a command over its timeout goes on in the background and arrives
+        # on PostToolUse with the output so far. It has no exit status yet: never a pass.
+        exit_code = None
+        cut_note = ("the command had not finished: Claude Code moved it to the background after its timeout, "
+                    "so only the output so far was judged")
     verdict = judge_test_run(command, exit_code, output, tests_config)
     if verdict.verdict == "not_test":
         return None

@@ -529,6 +529,7 @@ PATTERN_SOURCES = {
     "pytest_failed_line": ("FAILED ", r"^FAILED (\S{1,300}?)(?: - [^\n]{0,300})?$"),
     "pytest_error_line": ("ERROR ", r"^ERROR (\S{1,300})(?: - [^\n]{0,300})?$"),
     "pytest_collect_error": ("ERROR collecting", r"^_+ ERROR collecting (\S{1,300}) _+$"),
+    "pytest_verbose_failed": (" FAILED", r"^(\S{1,300}\.py::\S{1,300}) FAILED(?:[ \t]+\[[ \t]{0,2}\d{1,3}%\])?[ \t]*$"),
     "pytest_progress": (".py ", r"^\S{1,300}\.py [.FEsxX]{1,2000}(?:\s+\[\s{0,2}\d{1,3}%\])?[ \t]*$"),
     "unittest_ran": ("Ran ", r"^Ran (\d+) tests? in [\d.]+s[ \t]*\n(?:[ \t]*\n){0,3}(?P<status>OK|FAILED|NO TESTS RAN)(?: \((?P<detail>[^)\n]{0,200})\))?[ \t]*$"),
     "unittest_fail_line": (": ", r"^(?:FAIL|ERROR): (\S{1,200}) \(([^)\n]{1,300})\)"),
@@ -702,11 +703,12 @@ def read_pytest(t: Text) -> Finding | None:
 
 
 def markers_pytest(t: Text) -> Finding | None:
-    hits = t.find("pytest_failed_line") + t.find("pytest_collect_error")
+    verbose = t.find("pytest_verbose_failed")  # `pytest -v`: `path::test FAILED [ 50%]`
+    hits = t.find("pytest_failed_line") + t.find("pytest_collect_error") + verbose
     progress = [m for m in t.find("pytest_progress") if "F" in m.group(0).rsplit(".py ", 1)[1] or "E" in m.group(0).rsplit(".py ", 1)[1]]
     if hits or progress:
         first = (hits or progress)[0]
-        return Finding("pytest", FAIL, first.start(), [_cut(first.group(0))], _names(t.find("pytest_failed_line")) + _names(t.find("pytest_collect_error")))
+        return Finding("pytest", FAIL, first.start(), [_cut(first.group(0))], _names(t.find("pytest_failed_line")) + _names(t.find("pytest_collect_error")) + _names(verbose))
     return None
 
 
