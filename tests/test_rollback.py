@@ -556,10 +556,17 @@ def load_case(path: str) -> dict:
         return json.load(f)
 
 
+def _policy(table: dict, path: str = "ralph.toml") -> rollback_policy.RollbackPolicy:
+    """[rollback] as the hooks read it: checked by the one schema (ralph.config)."""
+    from ralph.config import section_values
+
+    return rollback_policy.RollbackPolicy.from_values(section_values({"rollback": table}, "rollback", path))
+
+
 @pytest.mark.parametrize("path", POLICY_CASES, ids=[os.path.relpath(p, POLICY_FIXTURES) for p in POLICY_CASES])
 def test_policy_case(path):
     case = load_case(path)
-    policy = rollback_policy.RollbackPolicy.from_config(case["config"])
+    policy = _policy(case["config"])
     history: list[dict] = []
     for number, step in enumerate(case["steps"], 1):
         if step.get("stop"):
@@ -612,18 +619,18 @@ def test_command_key(command, key):
 
 
 @pytest.mark.parametrize("section,message", [
-    ({"policy": "sometimes"}, "policy = 'sometimes'"),
-    ({"max_consecutive_failures": 0}, "max_consecutive_failures = 0"),
-    ({"max_consecutive_failures": True}, "max_consecutive_failures = True"),
-    ({"max_consecutive_failures": "3"}, "max_consecutive_failures = '3'"),
-    ({"count_by": "file"}, "count_by = 'file'"),
-    ({"at_stop": "yes"}, "at_stop = 'yes'"),
-    ({"polcy": "immediate"}, "unknown key(s) polcy"),
+    ({"policy": "sometimes"}, "[rollback] policy: must be one of"),
+    ({"max_consecutive_failures": 0}, "[rollback] max_consecutive_failures: must be from 1 to 100, got 0"),
+    ({"max_consecutive_failures": True}, "[rollback] max_consecutive_failures: must be a whole number, got True"),
+    ({"max_consecutive_failures": "3"}, "[rollback] max_consecutive_failures: must be a whole number, got '3'"),
+    ({"count_by": "file"}, "[rollback] count_by: must be one of"),
+    ({"at_stop": "yes"}, "[rollback] at_stop: must be true or false, got 'yes'"),
+    ({"polcy": "immediate"}, "[rollback] polcy: unknown key"),
 ])
 def test_bad_config_names_the_key(section, message):
     with pytest.raises(ConfigError) as info:
-        rollback_policy.RollbackPolicy.from_config(section, "/p/ralph.toml")
-    assert message in str(info.value) and str(info.value).startswith("/p/ralph.toml:")
+        _policy(section, "/p/ralph.toml")
+    assert message in str(info.value) and str(info.value).startswith("/p/ralph.toml"), info.value
 
 
 def _imported(code: str) -> set[str]:

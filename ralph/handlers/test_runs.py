@@ -67,7 +67,7 @@ def load_policy(call: HookCall) -> object:
         from ralph.config import ConfigError, load_section
 
         values = load_section(call.root, "rollback", call.environ)
-        return RollbackPolicy(values["policy"], values["max_consecutive_failures"], values["count_by"], values["at_stop"])
+        return RollbackPolicy.from_values(values)
     except ConfigError as e:
         call.problems.append(f"{e}; using the default rollback policy")
         return RollbackPolicy()

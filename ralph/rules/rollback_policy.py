@@ -56,27 +56,10 @@ class RollbackPolicy:
         self.at_stop = at_stop
 
     @classmethod
-    def from_config(cls, section: dict, path: str = "ralph.toml") -> RollbackPolicy:
-        """The policy from a `[rollback]` table. Raises ralph.config.ConfigError."""
-        from ralph.config import ConfigError
-
-        known = {"policy", "max_consecutive_failures", "count_by", "at_stop"}
-        unknown = sorted(set(section) - known)
-        if unknown:
-            raise ConfigError(f"{path}: [rollback] has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        policy = section.get("policy", "consecutive")
-        if policy not in POLICIES:
-            raise ConfigError(f"{path}: [rollback] policy = {policy!r}; use one of {', '.join(repr(p) for p in POLICIES)}")
-        max_failures = section.get("max_consecutive_failures", DEFAULT_MAX_FAILURES)
-        if isinstance(max_failures, bool) or not isinstance(max_failures, int) or not 1 <= max_failures <= MAX_FAILURES_LIMIT:
-            raise ConfigError(f"{path}: [rollback] max_consecutive_failures = {max_failures!r}; use a whole number from 1 to {MAX_FAILURES_LIMIT}")
-        count_by = section.get("count_by", "command")
-        if count_by not in COUNT_BY:
-            raise ConfigError(f"{path}: [rollback] count_by = {count_by!r}; use one of {', '.join(repr(c) for c in COUNT_BY)}")
-        at_stop = section.get("at_stop", True)
-        if not isinstance(at_stop, bool):
-            raise ConfigError(f"{path}: [rollback] at_stop = {at_stop!r}; use true or false")
-        return cls(policy, max_failures, count_by, at_stop)
+    def from_values(cls, values: dict) -> RollbackPolicy:
+        """From the checked [rollback] values: ralph.config validates the table
+        against ROLLBACK_KEYS (defaults and file:line errors live there)."""
+        return cls(values["policy"], values["max_consecutive_failures"], values["count_by"], values["at_stop"])
 
     def to_dict(self) -> dict:
         return {"policy": self.policy, "max_consecutive_failures": self.max_failures, "count_by": self.count_by, "at_stop": self.at_stop}
