@@ -23,7 +23,7 @@ import os
 import time
 
 from ralph import fastjson
-from ralph.protocol import MAX_CONTEXT, HookCall, Outcome, deny
+from ralph.protocol import CLIENT_EVENTS, MAX_CONTEXT, HookCall, Outcome, deny
 
 TABLE = "hooks.event"
 DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
@@ -72,15 +72,7 @@ ALIASES = {
     "user:prompt_submit": "UserPromptSubmit",
 }
 EVENT_ALIAS = {event: alias for alias, event in ALIASES.items()}
-# Claude Code 2.1.330's events (shared/claude-code/PROTOCOL.md §1)
-EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
-    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
-    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
-    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
-    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
-    "MessageDisplay",
-)
+EVENTS = CLIENT_EVENTS  # Claude Code 2.1.330's events
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied")
 # Events whose answer carries hookSpecificOutput.additionalContext to the model.
 # (Stop takes it too, but there it makes the model go on: never from a pipe.)

@@ -204,3 +204,16 @@ def read_lines(path: str, max_bytes: int = 16 * 1024 * 1024) -> list[str]:
     lines = data.split(b"\n")
     lines.pop()  # after the last newline: empty, or a torn record
     return [line.decode("utf-8", "surrogateescape") for line in lines if line]
+
+
+def pid_alive(pid: object) -> bool:
+    """Is there a process with this pid (ours or another user's)?"""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

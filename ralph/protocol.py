@@ -14,6 +14,16 @@ MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB pre
 # denied unjudged (PreToolUse: what lies past the cut could be a push).
 MAX_JUDGED_COMMAND = 256 * 1024
 
+# Every event Claude Code 2.1.330 knows (shared/claude-code/PROTOCOL.md §1, [B] CK)
+CLIENT_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
+    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
+    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
+    "MessageDisplay",
+)
+
 
 class HookCall:
     """One validated hook payload plus where its project keeps state."""

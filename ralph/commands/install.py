@@ -27,6 +27,8 @@ import shutil
 import sys
 import time
 
+from ralph.protocol import CLIENT_EVENTS  # every event the client knows
+
 # event -> (matcher or None, subcommand, timeout in seconds, onFailure)
 # Matchers are exact-name lists (the client does not treat them as regexes).
 HOOK_ENTRIES: dict[str, tuple[str | None, str, int, str | None]] = {
@@ -37,18 +39,10 @@ HOOK_ENTRIES: dict[str, tuple[str | None, str, int, str | None]] = {
     "Stop": (None, "stop", 30, None),
 }
 
+
 # what each event's matcher must let through for our handler to do its job
 REQUIRED_TOOLS = {event: tuple(m.split("|")) for event, (m, _, _, _) in HOOK_ENTRIES.items() if m}
 
-# [B] CK: every event the client knows (PROTOCOL.md §1)
-CLIENT_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
-    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
-    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
-    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
-    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
-    "MessageDisplay",
-)
 # events on which the client ignores the matcher (every hook runs)
 NO_MATCHER_EVENTS = frozenset((
     "UserPromptSubmit", "Stop", "PostToolBatch", "TeammateIdle", "TaskCreated", "TaskCompleted",

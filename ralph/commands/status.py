@@ -6,6 +6,8 @@ import json
 import os
 import sys
 
+from ralph.project import pid_alive
+
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
 
@@ -19,18 +21,6 @@ def parse_args(argv: list[str]) -> object:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("-n", "--iterations", type=int, default=RECENT_ITERATIONS, metavar="N", help="how many recent iterations to show")
     return parser.parse_args(argv)
-
-
-def pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def collect(root: str, plan_arg: str | None, recent: int) -> dict:

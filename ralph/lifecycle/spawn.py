@@ -268,7 +268,7 @@ def _child_finish(child: str) -> dict:
 def list_children(state_dir: str) -> list[dict]:
     """Every child of this project (for `ralph status`): what was spawned, and
     its state from its own run.json."""
-    from ralph.commands.status import pid_alive
+    from ralph.project import pid_alive
 
     base = os.path.join(state_dir, CHILDREN_DIR)
     try:

@@ -31,7 +31,7 @@ import os
 import re
 
 from ralph.plan import PlanError, set_story_state, story_state
-from ralph.project import atomic_write
+from ralph.project import atomic_write, pid_alive
 
 from ralph.loop.proc import end_recorded_group, git, is_same_process
 
@@ -61,16 +61,6 @@ def read_intent(state_dir: str) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_temp_files(directories: list[str]) -> list[str]:
