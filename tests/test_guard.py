@@ -185,6 +185,7 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
         assert judge_command(command).blocked, command
         off = _policy({family: False})
         assert not judge_command(command, off).blocked, command
+        assert judge_command(command, off).rule_id == "allow.config-" + family.replace("_", "-")
         others = [c for f, c in samples.items() if f != family]
         assert all(judge_command(c, off).blocked for c in others)
         assert judge_command("git push", off).blocked

@@ -203,6 +203,7 @@ class ForgePolicy:
             self.block(argv, why, where, rule)
         else:
             self.note(where, f"{why}: allowed by ralph.toml [guard] {family} = false")
+            self.allow_rule = "allow.config-" + family.replace("_", "-")
 
 
 FORGE_ADVICE = ("Write the forge command with literal words (e.g. `gh pr view 12`); merges on the forge, "

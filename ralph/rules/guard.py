@@ -175,11 +175,13 @@ def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
 class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
-    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes")
+    __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
+                 "allow_rule")
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
         self.cwd = ""
         self.remotes: tuple[str, ...] = ()
+        self.allow_rule = ""  # set when a [guard] family switch let something through
         self.policy = policy
         self.budget = budget
         self.text = text
@@ -717,5 +719,5 @@ def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "", re
                                 trace + ["unsure and the text could push -> BLOCK (fail closed)"], rule)
         trace = trace + ["unsure parts, but nothing in the command mentions push/merge/pull -> allow"]
         return GuardVerdict(False, "", [], trace, "allow.unsure-no-risky-text")
-    return GuardVerdict(False, "", [], trace, "allow.nothing-pushes")
+    return GuardVerdict(False, "", [], trace, analysis.allow_rule or "allow.nothing-pushes")
 
