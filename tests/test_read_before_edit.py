@@ -148,14 +148,18 @@ def test_reused_inode_never_counts_as_read(repo: str) -> None:
 def test_generation_rules() -> None:
     from ralph.rules.read_before_edit import FileIdentity
 
-    read = FileIdentity("/p/a", 1, 7, True, ctime=100, read_at=1000)
+    ms = 1_000_000
+    read = FileIdentity("/p/a", 1, 7, True, ctime=100, read_at=1000 * ms)
     # no birth time: the ctime recorded at the read must not have moved
     assert FileIdentity("/p/hard-link", 1, 7, True, ctime=100).same_file(read)
     assert not FileIdentity("/p/b", 1, 7, True, ctime=250).same_file(read)  # changed, or reused, since the read
     assert FileIdentity("/p/a", 1, 9, True, ctime=250).same_file(read)  # same path: replaced by rename
     # birth time: born before the read is the file that was read, even edited since
-    assert FileIdentity("/p/link", 1, 7, True, birth=900, ctime=300).same_file(read)
-    assert not FileIdentity("/p/c", 1, 7, True, birth=1001, ctime=100).same_file(read)
+    assert FileIdentity("/p/link", 1, 7, True, birth=900 * ms, ctime=300).same_file(read)
+    assert not FileIdentity("/p/c", 1, 7, True, birth=1001 * ms, ctime=1001 * ms).same_file(read)
+    # born within a clock tick of the read (coarse file timestamps): the ctime decides
+    assert not FileIdentity("/p/c", 1, 7, True, birth=999 * ms, ctime=999 * ms).same_file(read)
+    assert FileIdentity("/p/link", 1, 7, True, birth=999 * ms, ctime=100).same_file(read)
     assert not FileIdentity("/p/c", 1, 7, True).same_file(FileIdentity("/p/a", 1, 7, True))  # unknown: not the same
     assert FileIdentity("/p/c", 1, 7, True).needs_birth([read]) and not FileIdentity("/p/a", 1, 7, True).needs_birth([read])
 

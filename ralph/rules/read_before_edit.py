@@ -9,13 +9,21 @@ key, so a file replaced by rename (new inode, same name) still counts as read.
 The generation tells a reused inode from the file that had it: filesystems
 give a deleted file's inode number to the next new file at once (ext4 does),
 and that file was never read. Where the filesystem keeps a birth time
-(statx), the file must have been born before the read was recorded; elsewhere
+(statx), a file born well before the read was recorded is the one read, even
+if edited since; one born later, or too close to the read to tell
+(BIRTH_MARGIN_NS: file timestamps come from the kernel's coarse clock, which
+lags the read's clock by up to a tick), is judged as if there were no birth
+time; elsewhere
 the inode's ctime recorded at the read must not have moved since (a change
 after the read, or a new file on the old inode, both move it). Only an inode
 match under another path needs the generation, so the caller looks the birth
 time up only then (it costs an import on the hot path).
 """
 from __future__ import annotations
+
+# A birth time this close to the read (or later) is another file's: see above.
+# Too strict only costs a re-read; too loose would allow an unread edit.
+BIRTH_MARGIN_NS = 50_000_000
 
 # tool name -> the tool_input field naming the file it changes
 EDIT_TOOLS = {
@@ -46,8 +54,8 @@ class FileIdentity:
         """The same inode number is the same file only if it was not freed and
         given to another file in between. Unknown: not the same."""
         for now, read in ((self, other), (other, self)):
-            if now.birth and read.read_at:
-                return now.birth <= read.read_at  # born after the read: another file on a reused inode
+            if now.birth and read.read_at and now.birth < read.read_at - BIRTH_MARGIN_NS:
+                return True  # born before the read: the file that was read
         return bool(self.ctime and other.ctime) and self.ctime == other.ctime
 
     def needs_birth(self, known: list[FileIdentity]) -> bool:
