@@ -102,7 +102,42 @@ def load_config(root: str, environ: dict[str, str] | os._Environ[str] = os.envir
         raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}; fix its permissions or unset RALPH_CONFIG") from None
-    return parse_config(text, path)
+    return cached_parse(root, text, path)
+
+
+# The parsed config, kept under .ralph/protected/ (which ralph-loop's sandbox
+# layer makes read-only to the agent): importing tomllib costs more than the
+# rest of a hook call (about 15 ms), and hooks run on every tool call while
+# ralph.toml rarely changes. An entry is used only for the exact same text.
+CACHE_FILE = os.path.join("protected", "config.json")
+
+
+def cached_parse(root: str, text: str, path: str) -> dict:
+    """parse_config(text, path), remembered per project (when `.ralph/` exists)."""
+    from ralph import fastjson
+    from ralph.project import STATE_DIR_NAME, atomic_write
+
+    state = os.path.join(root, STATE_DIR_NAME)
+    cache = os.path.join(state, CACHE_FILE)
+    try:
+        with open(cache, encoding="utf-8") as f:
+            entry = fastjson.loads(f.read())
+        if isinstance(entry, dict) and entry.get("path") == path and entry.get("text") == text and isinstance(entry.get("config"), dict):
+            return entry["config"]
+    except (OSError, ValueError):
+        pass
+    config = parse_config(text, path)
+    if os.path.isdir(state):
+        try:
+            data = fastjson.dumps({"path": path, "text": text, "config": config})
+        except (TypeError, ValueError):
+            return config  # dates and times are not JSON: parsed each time
+        try:
+            os.makedirs(os.path.dirname(cache), exist_ok=True)
+            atomic_write(cache, data)
+        except OSError:
+            pass
+    return config
 
 
 def section(config: dict, name: str, path: str = CONFIG_FILE) -> dict:

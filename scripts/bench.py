@@ -246,9 +246,9 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         # the same call in a project whose ralph.toml has no hooks: the hot
         # path parses ralph.toml either way, and must pay nothing for [hooks]
         plain_loop = json.dumps(payload("PreToolUse_Bash", loop_project, command="npm test")).encode()
-        cases.append(Case("pre-tool Bash (ralph.toml, no hooks)", [ralph, "pre-tool"], plain_loop, loop_project, env))
+        cases.append(Case("pre-tool Bash (ralph.toml, no hooks)", [*hook, "pre-tool"], plain_loop, loop_project, env))
         plain_here = json.dumps(payload("PreToolUse_Bash", hooks_project, command="npm test")).encode()
-        cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [ralph, "pre-tool"], plain_here, hooks_project, env))
+        cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [*hook, "pre-tool"], plain_here, hooks_project, env))
     return cases
 
 
@@ -256,6 +256,8 @@ ONE_EVENT_HOOK = """[[hooks.event]]
 match = "PreToolUse:Bash, PostToolUse:Read"
 command = "true"
 """
+
+
 def write_lifecycle_hooks(root: str) -> None:
     """Two declarative hooks at every point (conditions, templates) and the
     three hooks-directory executables."""
