@@ -609,7 +609,7 @@ def _fail_config(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome
 
 
 def load(call: HookCall, path: str, data: bytes | None) -> tuple[list[EventHook], list[str]]:
-    from ralph.config import ConfigError, parse_config
+    from ralph.config import ConfigError, cached_parse
 
     if data is None:
         try:
@@ -622,7 +622,7 @@ def load(call: HookCall, path: str, data: bytes | None) -> tuple[list[EventHook]
     except UnicodeDecodeError as e:
         return [], [f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"]
     try:
-        config = parse_config(text, path)
+        config = cached_parse(call.root, text, path)
     except ConfigError as e:
         return [], [str(e)]
     return parse_event_hooks(config, path, text)
