@@ -95,14 +95,18 @@ def load_config(root: str, environ: dict[str, str] | os._Environ[str] = os.envir
     path = config_path(root, environ)
     if path is None:
         return {}
+    return cached_parse(root, read_text(path), path)
+
+
+def read_text(path: str) -> str:
+    """A config file's text. Raises ConfigError naming the file."""
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}; fix its permissions or unset RALPH_CONFIG") from None
-    return cached_parse(root, text, path)
 
 
 # The parsed config, kept under .ralph/protected/ (which ralph-loop's sandbox

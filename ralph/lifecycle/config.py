@@ -205,15 +205,10 @@ def global_hooks_path(environ: dict | os._Environ = os.environ) -> str:
 
 
 def read_toml(path: str) -> tuple[dict, str]:
-    from ralph.config import parse_config
+    """(parsed, text) of a hooks file (ralph.toml or the global hooks.toml)."""
+    from ralph.config import parse_config, read_text
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    text = read_text(path)
     return parse_config(text, path), text
 
 
