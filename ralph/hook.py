@@ -16,8 +16,7 @@ import os
 import time
 
 from ralph import fastjson
-# The protocol types, re-exported for callers that still import them from here.
-from ralph.protocol import MAX_CONTEXT, HookCall, Outcome, allow, block, context, deny  # noqa: F401
+from ralph.protocol import HookCall, Outcome, deny
 
 MAX_STDIN = 64 * 1024 * 1024
 # Payloads this large parse faster with orjson than its import costs (about
