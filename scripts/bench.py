@@ -193,6 +193,8 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     compound = " && ".join(f"echo step{i} > out{i}.txt" if i % 3 else f'git add out{i - 1}.txt; git commit -qm "step {i}"' for i in range(100))
     bash_compound = json.dumps(payload("PreToolUse_Bash", project, command=compound)).encode()
 
+    bash_adversarial = json.dumps(payload("PreToolUse_Bash", project, command="eval " * 3000 + "git push")).encode()
+
     def post(size: int, single_line: bool = False) -> bytes:
         data = payload("PostToolUse_Bash", project, command="python -m pytest -q | tail -n 100000")
         text = ("x" * size) if single_line else test_output(size)
@@ -207,6 +209,9 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("pre-tool Bash via #! (site)", [ralph_script, "pre-tool"], bash_small, project, env),
         Case("reference: cat + 3x jq", [ref_script], bash_small, project, env),
         Case("guard: 100-segment compound", [*hook, "pre-tool"], bash_compound, project, env),
+        # moved here from tests/test_guard.py (a 1.5 s wall-clock assert): input
+        # built to blow up a parser, answered within the guard's 0.25 s deadline
+        Case("guard: adversarial input", [*hook, "pre-tool"], bash_adversarial, project, env),
         Case("post-tool 1 MB output", [*hook, "post-tool"], post(1 << 20), project, env),
         Case("post-tool 10 MB output", [*hook, "post-tool"], post(10 << 20), project, env),
         Case("post-tool 10 MB single line", [*hook, "post-tool"], post(10 << 20, True), project, env),
@@ -308,6 +313,7 @@ ABSOLUTE_TARGETS = [
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
     ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),
     ("ralph-loop per-iteration overhead", 0.150, "p50 <= 150 ms"),
+    ("guard: adversarial input", 0.400, "p50 <= 400 ms: the 0.25 s deadline holds"),
 ]
 
 
@@ -334,6 +340,7 @@ def main() -> int:
             for case in cases:
                 case.run()
         status = report(cases, rounds, args)
+        status |= guard_per_call(args)
         orjson_tradeoff(rounds)
         return status
     finally:
@@ -350,6 +357,25 @@ class Derived:
 
     p = Case.p
     p50 = Case.p50
+
+
+def guard_per_call(args: argparse.Namespace) -> int:
+    """The guard's own time per call on plain git commands, in one process
+    (moved here from tests/test_guard.py, a 1 ms wall-clock assert)."""
+    from ralph.rules.guard import judge_command
+
+    missed = 0
+    print()
+    for command in ("git status --porcelain", "cat README.md && git diff --stat"):
+        judge_command(command)
+        started = time.perf_counter()
+        for _ in range(200):
+            judge_command(command)
+        per_call = (time.perf_counter() - started) / 200
+        ok = per_call < 0.001
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] guard per call, {command!r}: {per_call * 1e6:.0f} us (< 1 ms)")
+    return 1 if (missed and args.check) else 0
 
 
 def orjson_tradeoff(rounds: int) -> None:

@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import subprocess
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -240,13 +239,12 @@ ADVERSARIAL = [
 
 
 @pytest.mark.parametrize("command,blocked", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
-def test_adversarial_input_answers_in_time(command: str, blocked: bool) -> None:
-    started = time.perf_counter()
+def test_adversarial_input_is_judged(command: str, blocked: bool) -> None:
+    """The right verdict on inputs built to blow up a parser; how fast it
+    comes is measured by scripts/bench.py ("guard: adversarial input")."""
     verdict = judge_command(command)
-    elapsed = time.perf_counter() - started
     assert isinstance(verdict, GuardVerdict)
     assert verdict.blocked == blocked, verdict.reason
-    assert elapsed < 1.5, elapsed  # deadline 0.25 s plus parse of a megabyte
 
 
 def test_deadline_fails_closed_only_when_it_could_push() -> None:
@@ -272,16 +270,6 @@ def test_never_raises_on_random_text() -> None:
             assert verdict.reason
 
     check()
-
-
-def test_plain_command_is_fast() -> None:
-    for command in ("git status --porcelain", "cat README.md && git diff --stat"):
-        judge_command(command)
-        started = time.perf_counter()
-        for _ in range(200):
-            judge_command(command)
-        per_call = (time.perf_counter() - started) / 200
-        assert per_call < 0.001, per_call
 
 
 def test_hot_path_imports() -> None:

@@ -128,11 +128,11 @@ def test_verify_exit_zero_with_failing_tests_fails(tmp_path) -> None:
 def test_agent_timeout_kills_its_process_group(tmp_path) -> None:
     p = Project(tmp_path, "- [ ] US-001: Slow\n", config="[loop]\nno_progress_limit = 2\n")
     sleepers = [os.path.join(p.agent_dir, f"sleeper-{i}") for i in (1, 2)]
-    p.script(runs=[[{"spawn_sleeper": s}, {"sleep": 60}] for s in sleepers])
-    started = time.monotonic()
+    woke = os.path.join(p.agent_dir, "woke")
+    p.script(runs=[[{"spawn_sleeper": s}, {"sleep": 60}, {"append": woke, "text": "x"}] for s in sleepers])
     result = p.run_loop("--timeout", "1")
     assert result.returncode == 5, result.stdout + result.stderr
-    assert time.monotonic() - started < 60  # two killed agents, not two 60 s sleeps
+    assert not os.path.exists(woke)  # two killed agents: neither lived through its 60 s sleep
     assert [e["result"] for e in p.events("iteration")] == ["timeout", "timeout"]
     assert all(e["agent_timed_out"] for e in p.events("iteration"))
     for path in sleepers:

@@ -202,5 +202,7 @@ def test_a_run_is_cut_at_its_wall_clock_bound(repo):
     slow = bash("python3 -c 'import time; time.sleep(60)'; echo late", id="t_slow")
     result = harness.run_scenario(repo, [slow, text("never")], settings={}, timeout=4)
     assert result.timed_out, result.describe()
-    assert result.duration < 4 + 3 + 2, result.describe()  # bound + kill grace + slack
+    # cut during the tool call: no tool result ever reached the model, and it
+    # was never asked for the next turn
+    assert len(result.main_requests) == 1 and result.tool_results() == {}, result.describe()
     assert result.exit_code != 0
