@@ -12,6 +12,8 @@ import subprocess
 import threading
 import time
 
+from ralph.loop.proc import feed_stdin  # a hook that does not read its stdin is fine
+
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 KILL_GRACE_SECONDS = 2.0  # SIGTERM, then SIGKILL if the group is still there
@@ -76,17 +78,6 @@ def kill_group(pgid: int, sig: int) -> None:
         pass
 
 
-def feed(pipe: object, data: bytes) -> None:
-    try:
-        pipe.write(data)  # type: ignore[attr-defined]
-    except (BrokenPipeError, OSError, ValueError):
-        pass  # a hook that does not read its stdin is fine
-    try:
-        pipe.close()  # type: ignore[attr-defined]
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-
-
 def run(argv: list[str], *, cwd: str, env: dict[str, str], stdin_data: bytes, timeout: float,
         stopping: object = None, sink: object = None) -> Outcome:
     """Run to completion, the timeout, or `stopping()`; never raises for a
@@ -100,7 +91,7 @@ def run(argv: list[str], *, cwd: str, env: dict[str, str], stdin_data: bytes, ti
         outcome.error = f"cannot run {argv[0]!r}: {e.strerror or e}"
         outcome.duration = time.monotonic() - started
         return outcome
-    feeder = threading.Thread(target=feed, args=(proc.stdin, stdin_data), daemon=True)
+    feeder = threading.Thread(target=feed_stdin, args=(proc.stdin, stdin_data), daemon=True)
     feeder.start()
     capture = Capture()
     assert proc.stdout is not None

@@ -156,7 +156,8 @@ def argv_for(command: list[str] | str) -> list[str]:
     return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
 
 
-def _feed_stdin(pipe: object, data: bytes) -> None:
+def feed_stdin(pipe: object, data: bytes) -> None:
+    """Write a child's whole input, then close it (a thread: the child may not read)."""
     try:
         pipe.write(data)  # type: ignore[attr-defined]
     except (BrokenPipeError, OSError, ValueError):
@@ -382,7 +383,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
     interrupts.pgid = proc.pid
     feeder = None
     if stdin_data:
-        feeder = threading.Thread(target=_feed_stdin, args=(proc.stdin, stdin_data), daemon=True)
+        feeder = threading.Thread(target=feed_stdin, args=(proc.stdin, stdin_data), daemon=True)
         feeder.start()
     else:
         proc.stdin.close()  # type: ignore[union-attr]
