@@ -197,7 +197,7 @@ def key_line(path: str | None, key: str, table: str = "loop", occurrence: int = 
 # ---- validating -----------------------------------------------------------
 
 
-def check_value(value: object, kind: str, minimum: object, where: str, table: str, key: str) -> object:
+def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine", table: str, key: str) -> object:
     """`value` if it is of `kind`, else ConfigError `where: [table] key: ...`."""
     optional = kind.endswith("?")
     base = kind.rstrip("?")
@@ -247,6 +247,22 @@ def check_value(value: object, kind: str, minimum: object, where: str, table: st
     raise AssertionError(kind)
 
 
+class KeyLine:
+    """key_line(...), looked up only when a message is written: a valid table
+    costs no re-read of the file (the hooks validate [guard] on every call)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, *args: object) -> None:
+        self.args = args
+
+    def __str__(self) -> str:
+        return key_line(*self.args)  # type: ignore[arg-type]
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def validate_table(table: dict, keys: KeyTable, path: str | None, table_name: str, occurrence: int = 0,
                    errors: list[str] | None = None) -> dict:
     """The checked values of `table` (only the keys it sets). Raises the first
@@ -261,7 +277,7 @@ def validate_table(table: dict, keys: KeyTable, path: str | None, table_name: st
             default, kind, minimum = keys[key]
             if kind == "stages":
                 continue
-            values[key] = check_value(value, kind, minimum, key_line(path, key, table_name, occurrence), table_name, key)
+            values[key] = check_value(value, kind, minimum, KeyLine(path, key, table_name, occurrence), table_name, key)
         except ConfigError as e:
             if errors is None:
                 raise

@@ -56,7 +56,7 @@ import subprocess
 import tempfile
 import time
 
-from ralph.project import STATE_DIR_NAME, replace_or_discard, write_all
+from ralph.project import STATE_DIR_NAME, pid_alive, replace_or_discard, write_all
 
 REF_PREFIX = "refs/ralph/rollbacks/"
 SNAPSHOT_AUTHOR = {
@@ -642,15 +642,7 @@ def _holder_gone(path: str) -> bool:
             pid = int(f.read(32).strip())
     except (OSError, ValueError):
         return False
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return pid > 0 and not pid_alive(pid)
 
 
 class _Lock:

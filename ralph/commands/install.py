@@ -27,6 +27,7 @@ import shutil
 import sys
 import time
 
+from ralph.hook import SUBCOMMANDS
 from ralph.protocol import CLIENT_EVENTS  # every event the client knows
 
 # event -> (matcher or None, subcommand, timeout in seconds, onFailure)
@@ -49,10 +50,7 @@ NO_MATCHER_EVENTS = frozenset((
     "WorktreeCreate", "WorktreeRemove", "CwdChanged", "MessageDisplay",
 ))
 
-HOOK_SUBCOMMANDS = frozenset((
-    "pre-tool", "post-tool", "post-tool-failure", "prompt", "stop", "hook",
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop",
-))
+HOOK_SUBCOMMANDS = frozenset(SUBCOMMANDS)
 LAUNCHER_NAME = "ralph-hook"
 SCOPES = ("user", "project", "local")
 

@@ -79,9 +79,6 @@ def load_settings(args: object) -> object:
         "no_progress_limit": args.no_progress_limit,  # type: ignore[attr-defined]
     }
     settings = loop_settings(root, config, config_path(root), flags)
-    from ralph.sandbox import sandbox_config
-
-    sandbox_config(config, config_path(root))  # a bad [sandbox] is a config error (exit 2) before anything runs
     settings.once = args.once  # type: ignore[attr-defined]
     settings.dry_run = args.dry_run  # type: ignore[attr-defined]
     settings.quiet = args.quiet  # type: ignore[attr-defined]

@@ -247,14 +247,17 @@ def foreign_history(root: str, checkpoint: str, refs_before: dict[str, str], sta
         return reasons
     _, new = _git(root, "rev-list", f"{checkpoint}..HEAD")
     new_commits = new.split()
+    refs_now = ref_snapshot(root)
     others = set(refs_before.values())
-    others.update(sha for name, sha in ref_snapshot(root).items() if name.startswith("refs/remotes/"))
+    others.update(sha for name, sha in refs_now.items() if name.startswith("refs/remotes/"))
     if others:
         _, own = _git(root, "rev-list", "HEAD", "--not", checkpoint, *sorted(others))
-        foreign = [c for c in new_commits if c not in set(own.split())]
+        own_commits = set(own.split())
+        foreign = [c for c in new_commits if c not in own_commits]
         if foreign:
-            names = sorted({name for name, sha in {**refs_before, **ref_snapshot(root)}.items()
-                            if name != head_ref(root) and _contains(root, sha, foreign[0])})
+            current = head_ref(root)
+            names = sorted({name for name, sha in {**refs_before, **refs_now}.items()
+                            if name != current and _contains(root, sha, foreign[0])})
             source = f" (reachable from {', '.join(names[:3])})" if names else ""
             reasons.append(f"{len(foreign)} commit(s) brought in from another branch or a remote{source}, e.g. {foreign[0][:12]}")
     if new_commits:
