@@ -126,6 +126,12 @@ def block(event: str, reason: str, extra_context: str = "") -> Outcome:
     return Outcome(output, "block", reason)
 
 
+def still_running(tool_response: object) -> bool:
+    """A Bash call past its timeout that Claude Code moved to the background:
+    its output so far, and no exit status yet."""
+    return isinstance(tool_response, dict) and bool(tool_response.get("timedOutAfterMs") or tool_response.get("backgroundTaskId"))
+
+
 def bash_output(tool_response: object) -> str:
     """A Bash tool_response's text (stdout, then stderr; the client merges them)."""
     if isinstance(tool_response, str):

@@ -39,12 +39,11 @@ def bash_result(payload: object) -> tuple[str, int | None, str]:
     if not isinstance(command, str):
         raise PayloadError("tool_input.command is missing or not a string")
     if event == "PostToolUse":
-        from ralph.protocol import bash_output
+        from ralph.protocol import bash_output, still_running
 
         response = payload.get("tool_response")
         # past its timeout the command went on in the background: no exit status yet (as the hooks judge it)
-        running = isinstance(response, dict) and bool(response.get("timedOutAfterMs") or response.get("backgroundTaskId"))
-        return command, None if running else 0, bash_output(response)
+        return command, None if still_running(response) else 0, bash_output(response)
     error = payload.get("error")
     if not isinstance(error, str):
         raise PayloadError('PostToolUseFailure payload has no string "error" ("Exit code N\\n<output>")')

@@ -20,7 +20,7 @@ import json
 import os
 import time
 
-from ralph.protocol import HookCall, Outcome, block, context
+from ralph.protocol import HookCall, Outcome, block, context, still_running
 
 HISTORY_FILE = "tests.jsonl"
 MAX_FAILING_SHOWN = 10
@@ -245,18 +245,20 @@ def load_tests_config(call: HookCall) -> object | None:
 
 def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
     """Judge one Bash result; None when there is nothing to say."""
-    from ralph.rules.test_outcome import judge_test_run
+    from ralph.rules.test_outcome import command_shape, judge_test_run
 
     tests_config = load_tests_config(call)
+    shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
+    if shape.kind is None:
+        return None  # not a test run: its output (perhaps a large persisted file) is not read
     output, cut_note = complete_output(call, output)
-    response = call.payload.get("tool_response")
-    if isinstance(response, dict) and (response.get("timedOutAfterMs") or response.get("backgroundTaskId")):
+    if still_running(call.payload.get("tool_response")):
         # 2.1.330: a command over its timeout goes on in the background and arrives
         # on PostToolUse with the output so far. It has no exit status yet: never a pass.
         exit_code = None
         cut_note = ("the command had not finished: Claude Code moved it to the background after its timeout, "
                     "so only the output so far was judged")
-    verdict = judge_test_run(command, exit_code, output, tests_config)
+    verdict = judge_test_run(command, exit_code, output, tests_config, shape)
     if verdict.verdict == "not_test":
         return None
     call.log_extra["test_verdict"] = verdict.verdict

@@ -1303,14 +1303,16 @@ def _findings(t: Text, runners: list[str], with_markers: bool) -> list[Finding]:
 DECLARED = "project"  # the runner name of a command declared in `[tests] commands`
 
 
-def judge_test_run(command: str, exit_code: int | None, output: str, tests_config: object | None = None) -> TestVerdict:
+def judge_test_run(command: str, exit_code: int | None, output: str, tests_config: object | None = None,
+                   shape: CommandShape | None = None) -> TestVerdict:
     """Verdict on one Bash call: 'fail', 'pass', 'not_test' or 'unknown'.
     `tests_config` (ralph.rules.tests_config.TestsConfig) adds the project's own
-    test commands and their fail/pass patterns."""
+    test commands and their fail/pass patterns; `shape`, the command's
+    command_shape() when the caller already has it."""
     command = command if isinstance(command, str) else ""
     output = output if isinstance(output, str) else ""
-    declared = tuple(getattr(tests_config, "commands", ()) or ())
-    shape = command_shape(command, declared)
+    if shape is None:
+        shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
     if shape.kind is None:
         return TestVerdict(NOT_TEST)
     t = Text(output)
