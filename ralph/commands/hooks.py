@@ -83,7 +83,7 @@ class Printer:
 def sample_context(root: str, config: str | None, point: str, iteration: int, story_id: str | None, finish_type: str) -> dict:
     from ralph.config import ConfigError, load_config
     from ralph.loop import paths
-    from ralph.lifecycle.context import utc_now
+    from ralph.loop.records import utc_now
     from ralph.plan import PlanError, load_stories
 
     stage_name, mode, max_iterations, plan = "build", "build", 10, None

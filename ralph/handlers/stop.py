@@ -41,7 +41,9 @@ def missing_for(call: HookCall, run: object) -> list[str]:
     from ralph.rules.rollback_policy import last_run
 
     last = last_run(load_history(history_path(call.state_dir, run, call.session_id), run.iteration))
-    if last is not None and last.get("verdict") == "fail" and not last.get("baseline_only"):  # old failures do not hold the stop
+    from ralph.rules.test_baseline import counts_as_failure
+
+    if last is not None and counts_as_failure(last):  # failures already there at the checkpoint do not hold the stop
         failing = ", ".join(last.get("failing_tests") or [])
         missing.append(f"the last test run failed (`{last.get('command', '')}`{': ' + failing if failing else ''})")
     return missing

@@ -407,9 +407,11 @@ def section_values(config: dict, path: str | None) -> dict:
     text = ""
     if path and os.path.isfile(path):
         try:
-            _, text = read_toml(path)
+            from ralph.config import read_text
+
+            text = read_text(path)
         except ConfigError:
-            pass  # the TOML error itself is reported by the caller's parse
+            pass  # the read error itself is reported by the caller's load
     load_file_hooks(hooks, config, text, path or "ralph.toml", "project")
     require_valid(hooks)
     return dict(hooks.settings)

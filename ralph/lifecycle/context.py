@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
+
+from ralph.loop.records import utc_now
 
 # context key -> (environment variable, what it is). The key is also the
 # template name: {{iteration}} and ${ITERATION} both read RALPH_ITERATION.
@@ -73,10 +74,6 @@ def export_key(env_name: str) -> str:
     templates, `when` and the stdin JSON of later actions."""
     lowered = env_name.lower()
     return lowered[len("ralph_"):] if lowered.startswith("ralph_") else lowered
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def text(value: object) -> str:

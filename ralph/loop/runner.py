@@ -253,7 +253,7 @@ class Runner(LoopGuard):
                 })
                 self.stage_index = self.resume_stage_index()  # session_start sees the stage the run starts in
                 self.fire_hooks("session_start")
-                for index in range(self.resume_stage_index(), len(self.settings.stages)):
+                for index in range(self.stage_index, len(self.settings.stages)):
                     self.stage_index = index
                     self.stage = self.settings.stages[index]
                     self.no_progress = 0

@@ -106,22 +106,6 @@ def load(root: str, environ: dict) -> tuple[TestsConfig, str | None]:
         return DEFAULT, f"{e}; the [tests] section is ignored"
 
 
-def declared_command(command: str, config: TestsConfig) -> str | None:
-    """The declared test command that `command` runs, if any (prefix match per stage)."""
-    if not config.commands or not command:
-        return None
-    from ralph.rules.programs import unwrap
-    from ralph.rules.test_outcome import shell_stages
-
-    for stage in shell_stages(command):
-        words = unwrap(stage.words)
-        text = " ".join(words)
-        for declared in config.commands:
-            if text == declared or text.startswith(declared + " "):
-                return declared
-    return None
-
-
 def pattern_verdict(output: str, config: TestsConfig) -> tuple[str, str] | None:
     """('fail'|'pass', the matching line) from the declared patterns, read in the output's last 64 KB."""
     text = output[-65536:]
