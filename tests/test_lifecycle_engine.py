@@ -58,7 +58,8 @@ def test_hooks_dir_exit_code_contract(tmp_path, monkeypatch, point, code, abort,
 
 
 def test_hooks_dir_timeout_kills_and_continues(tmp_path, monkeypatch) -> None:
-    p = HookProject(tmp_path, "[hooks]\ndir_timeout = 0.3\n")
+    # generous timeouts: the hook must have written its child's pid before it is killed
+    p = HookProject(tmp_path, "[hooks]\ndir_timeout = 2\n")
     pid_file = os.path.join(p.tmp, "child.pid")
     p.dir_hook("started", f"sleep 300 &\necho $! > {pid_file}\nwait")
     fired = fire(p.engine(monkeypatch), "session_start")
@@ -205,11 +206,11 @@ def test_fire_and_forget_still_running_is_killed_at_session_end(tmp_path, monkey
 def test_hang_is_killed_with_its_children_and_reported(tmp_path, monkeypatch) -> None:
     pid_file = os.path.join(str(tmp_path), "child.pid")
     p = HookProject(tmp_path, f'[[hooks.post_iteration]]\nname = "hang"\ncommand = "sleep 300 & echo $! > {pid_file}; trap \'\' TERM; sleep 300"\n'
-                              'timeout = 0.5\n')
+                              'timeout = 2\n')  # generous: the child's pid is written before the kill
     engine = p.engine(monkeypatch)
     fired = fire(engine, "post_iteration")
     result = fired.results[0][1]
-    assert result.status == "timeout" and result.exit == 124 and "timed out after 0.5s" in result.message
+    assert result.status == "timeout" and result.exit == 124 and "timed out after 2s" in result.message
     assert not pid_alive(int(open(pid_file).read()))
     assert any("hang: timed out" in m for m in engine.messages)
     assert p.traces()[-1]["status"] == "timeout"
