@@ -131,17 +131,18 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
             notes.append("payload has no hook_event_name; using the subcommand's event")
         module_name = HANDLERS.get(event)
         if module_name is None:
-            outcome = Outcome({}, "ignored", f"no handler for {event}")
-            if event_hooks_source(project_root_of(payload, environ), environ) is None:
-                return outcome, None, event, notes
+            ignored = Outcome({}, "ignored", f"no handler for {event}")
             call = HookCall(event, payload, environ)
+            source = event_hooks_source(call.root, environ)
+            if source is None:
+                return ignored, None, event, notes
+            outcome = run_event_hooks(call, ignored, raw, source)
         else:
             if event == "PreToolUse":
                 arm_deadline(DEADLINE_SECONDS)
             call = HookCall(event, payload, environ)
             handler = __import__(module_name, fromlist=["handle"])
-            outcome = handler.handle(call)
-        outcome = run_event_hooks(call, outcome, raw)
+            outcome = run_event_hooks(call, handler.handle(call), raw)
         notes.extend(call.problems)
         return outcome, call, event, notes
     except HookError as e:
@@ -177,18 +178,15 @@ def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) ->
     return None
 
 
-def project_root_of(payload: dict, environ: dict[str, str] | os._Environ[str]) -> str:
-    from ralph.project import project_root
-
-    cwd = payload.get("cwd")
-    return project_root(cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd(), environ)
-
-
-def run_event_hooks(call: HookCall, outcome: Outcome, raw: bytes) -> Outcome:
-    """The user's own `[[hooks.event]]` commands, after ralph's rule (ralph/event_hooks.py)."""
-    source = event_hooks_source(call.root, call.environ)
+def run_event_hooks(call: HookCall, outcome: Outcome, raw: bytes, source: tuple[str, bytes | None] | None = None) -> Outcome:
+    """The user's own `[[hooks.event]]` commands, after ralph's rule (ralph/event_hooks.py).
+    `source`: event_hooks_source(), when the caller already has it."""
+    if call.event == "PreToolUse" and outcome.decision == "deny":
+        return outcome  # a ralph deny is final: no user hook runs, nothing to read
     if source is None:
-        return outcome
+        source = event_hooks_source(call.root, call.environ)
+        if source is None:
+            return outcome
     from ralph import event_hooks
 
     return event_hooks.run(call, outcome, raw, *source)
