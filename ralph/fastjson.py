@@ -6,8 +6,6 @@ the rest of the call. The C scanner and encoder are the same code json uses;
 this module only skips the Python wrappers. Falls back to `json` where the
 accelerator is missing (another Python implementation).
 """
-from __future__ import annotations
-
 try:
     import _json
 except ImportError:  # pragma: no cover - CPython always has it

@@ -10,8 +10,6 @@ parts of json and signal are imported here (`import json` or `import signal`
 would pull in re and enum: milliseconds on every tool call); each handler
 imports what its own event needs.
 """
-from __future__ import annotations
-
 import os
 import time
 
@@ -276,6 +274,22 @@ def disarm_deadline() -> None:
         _signal.setitimer(_signal.ITIMER_REAL, 0)
     except (ImportError, ValueError, OSError, AttributeError):
         pass
+
+
+def answer_and_exit(event_hint: str) -> None:
+    """The launcher's entry for a hook: main(), then leave at once. The answer
+    went straight to fd 1 and the log line is written; nothing is buffered or
+    left to clean up, and tearing the interpreter down would cost more than
+    importing the guard does."""
+    import sys
+
+    code = main(event_hint)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def main(event_hint: str) -> int:

@@ -1,7 +1,5 @@
 """Where a project's state lives, and the only two ways ralph writes files:
 append one line with O_APPEND, or write a temp file and rename it over."""
-from __future__ import annotations
-
 import os
 
 STATE_DIR_NAME = ".ralph"

@@ -5,8 +5,6 @@ dispatcher that imports them by name), so there is no cycle.
 
 Imports nothing beyond os at load time: this is on every hook call.
 """
-from __future__ import annotations
-
 import os
 
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview

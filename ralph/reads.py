@@ -9,8 +9,6 @@ Parallel hook processes append with single O_APPEND writes, so nothing is
 lost and no lock is needed. A rollback writes `.ralph/reads_epoch` (temp file
 + rename): records older than it no longer count, in every session.
 """
-from __future__ import annotations
-
 import os
 import time
 

@@ -1,6 +1,4 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
-from __future__ import annotations
-
 import os
 
 from ralph.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny

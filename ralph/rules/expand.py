@@ -7,8 +7,6 @@ IFS and glob marking. A word becomes a short list of alternatives, each a list
 of fields; what cannot be known is UNKNOWN. Bounded by MAX_ALTERNATIVES and
 MAX_VALUE so the walk stays linear.
 """
-from __future__ import annotations
-
 from ralph.rules.guard_state import GLOB, MAX_ALTERNATIVES, MAX_VALUE, UNKNOWN, Scope
 from ralph.rules.shell import ShellSyntaxError, parse
 

@@ -19,8 +19,7 @@ Blocked by default, each family switchable in [guard] (ralph.rules.guard.GUARD_K
   `merge-index`).
 Read-only calls (`gh pr view`, `gh api repos/o/r/pulls`) are allowed.
 """
-from __future__ import annotations
-
+from ralph.rules.git_policy import MERGE_BACKENDS
 from ralph.rules.guard_state import UNKNOWN, show
 
 GH_OPTS_WITH_ARG = frozenset(("-R", "--repo", "--hostname"))
@@ -38,8 +37,6 @@ API_WRITE_PATHS = ("/git/refs", "/git/commits", "/git/trees", "/repository/commi
 API_WRITE_MUTATIONS = ("mergepullrequest", "mergebranch", "createcommitonbranch", "updateref", "createref",
                        "enablepullrequestautomerge", "updatepullrequestbranch", "accept_merge_request",
                        "mergerequestaccept", "mergerequestsetautomerge")
-MERGE_BACKENDS = frozenset(("merge-recursive", "merge-recursive-ours", "merge-recursive-theirs", "merge-resolve",
-                            "merge-octopus", "merge-ours", "merge-subtree", "merge-ort", "merge-index", "merge-one-file"))
 HELP = ("--help", "-h", "help")
 
 

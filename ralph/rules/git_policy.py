@@ -8,8 +8,6 @@ run a command of their own (rebase --exec, submodule foreach, bisect run,
 filter-branch, difftool --extcmd). Also git hooks and config files the
 command writes, which arm a later push.
 """
-from __future__ import annotations
-
 import posixpath
 
 from ralph.rules.expand import _split_words
@@ -22,6 +20,12 @@ GIT_BLOCKED = {
     "http-push": "pushes objects to a remote over HTTP",
 }
 # git options taking the next word as their value
+# git's merge backends, run directly (forge_policy blocks them)
+MERGE_BACKENDS = frozenset(("merge-recursive", "merge-recursive-ours", "merge-recursive-theirs", "merge-resolve",
+                            "merge-octopus", "merge-ours", "merge-subtree", "merge-ort", "merge-index", "merge-one-file"))
+# subcommands ForgePolicy.judge_git_frontend decides; asking only for these
+# keeps the program models unloaded for every other git command
+GIT_FRONTENDS = frozenset(("svn", "flow")) | MERGE_BACKENDS
 GIT_OPTS_WITH_ARG = frozenset(("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                "--super-prefix", "--attr-source", "--list-cmds"))
 GIT_OPTS_THAT_EXIT = frozenset(("--version", "-v", "--help", "-h", "--html-path", "--man-path",
@@ -191,7 +195,7 @@ class GitPolicy:
             why = GIT_BLOCKED.get(low) or "is blocked by ralph.toml [guard] block_git_subcommands"
             self.block(argv, f"git {low} {why}", where, "config.block-git-subcommands" if low in self.policy.block_git_subcommands and low not in GIT_BLOCKED else f"git.{low}")
             return
-        if self.judge_git_frontend(low, args, argv, where):
+        if low in GIT_FRONTENDS and self.judge_git_frontend(low, args, argv, where):
             return
         self.judge_program_options(low, args, scope, where)
         if low == "merge":

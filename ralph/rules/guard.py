@@ -74,17 +74,14 @@ gives the verdict, with a stable rule id.
 
 Hot path: imports only ralph.rules.* and time (already loaded).
 """
-from __future__ import annotations
-
 from ralph.rules.expand import Expander
-from ralph.rules.forge_policy import ForgePolicy
 from ralph.rules.git_policy import GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard_state import could_push as _could_push
-from ralph.rules.program_models import ProgramModels, static_output
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
 from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
+from ralph.rules.static_output import static_output
 
 # variables bash expands as prompt strings, and those naming a file a shell sources
 PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
@@ -153,7 +150,7 @@ class GuardPolicy:
                       + tuple(w for prog, words in self.block_programs for w in (prog,) + words))
 
     @classmethod
-    def from_values(cls, values: dict) -> GuardPolicy:
+    def from_values(cls, values: dict) -> "GuardPolicy":
         """From the checked [guard] values (ralph.config.section_values(config,
         "guard", path) validates them against GUARD_KEYS, with file:line)."""
         lists = [tuple(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind != "bool"]
@@ -172,8 +169,13 @@ def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
     return _could_push(text, policy.risky_words())
 
 
-class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
-    """One walk over a command: what it would run, what it blocks, what it cannot know."""
+class Analysis(Expander, GitPolicy):
+    """One walk over a command: what it would run, what it blocks, what it cannot know.
+
+    The program models (ralph.rules.program_models and forge_policy: shells,
+    interpreters, wrappers, forge CLIs; a third of the guard's code) are not
+    loaded until a command reaches one: see __getattr__. Most commands never
+    do, and each hook call would pay for importing them."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
                  "allow_rule")
@@ -191,6 +193,23 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
         self.memo: set = set()
         self.nesting = 0
         self.call_depth = 0
+
+    def __getattr__(self, name: str) -> object:
+        # Only reached for a name this class lacks: a program-model method.
+        # The analysis becomes a ModelledAnalysis (same slots, every method),
+        # so the walk goes on with the same state.
+        if type(self) is Analysis:
+            self.__class__ = modelled_analysis()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def run_git_program(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """git, and yadm (git with another work tree)."""
+        return self.run_git(argv, env, scope, where)
+
+    def run_multicall(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """busybox/toybox: argv[1] is the program."""
+        return self.run_argv(argv[1:], env, stdin, scope, where)
 
     def status_of(self, node: tuple, scope: Scope) -> int | str | None:
         """certain_status, unless the command can disable builtins (`enable -n true`)."""
@@ -521,7 +540,7 @@ class Analysis(Expander, GitPolicy, ForgePolicy, ProgramModels):
                 return None
         handler = PROGRAM_HANDLERS.get(name)
         if handler is not None:
-            return handler(self, argv, env, stdin, scope, where)
+            return getattr(self, handler)(argv, env, stdin, scope, where)
         if name.startswith("git-") and len(name) > 4:
             return self.run_git(["git", name[4:]] + argv[1:], env, scope, where, dashed=True)
         if name in SHELLS:
@@ -584,68 +603,85 @@ def _in_order(words: tuple, args: list[str]) -> bool:
 
 
 
+# program -> the Analysis method that models it (by name: most live in the
+# program models, loaded on first use)
 PROGRAM_HANDLERS = {
-    "git": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
-    "ralph": Analysis.run_ralph,
-    "ssh": Analysis.run_ssh,
-    "xargs": Analysis.run_xargs,
-    "find": Analysis.run_find,
-    "parallel": Analysis.run_parallel,
-    "eval": Analysis.run_eval,
-    "source": Analysis.run_source,
-    ".": Analysis.run_source,
-    "trap": Analysis.run_trap,
-    "alias": Analysis.run_alias,
-    "unalias": Analysis.run_unalias,
-    "export": Analysis.run_declare,
-    "declare": Analysis.run_declare,
-    "typeset": Analysis.run_declare,
-    "local": Analysis.run_declare,
-    "readonly": Analysis.run_declare,
-    "unset": Analysis.run_unset,
-    "read": Analysis.run_read,
-    "mapfile": Analysis.run_mapfile,
-    "readarray": Analysis.run_mapfile,
-    "set": Analysis.run_set,
-    "shift": Analysis.run_shift,
-    "printf": Analysis.run_printf,
-    "tee": Analysis.run_tee,
-    "cp": Analysis.run_copy,
-    "ln": Analysis.run_copy,
-    "install": Analysis.run_copy,
-    "hash": Analysis.run_hash,
-    "cd": Analysis.run_cd,
-    "make": Analysis.run_make,
-    "gmake": Analysis.run_make,
-    "ed": Analysis.run_editor,
-    "red": Analysis.run_editor,
-    "ex": Analysis.run_editor,
-    "vi": Analysis.run_editor,
-    "vim": Analysis.run_editor,
-    "nvim": Analysis.run_editor,
-    "view": Analysis.run_editor,
-    "vim.basic": Analysis.run_editor,
-    "vim.tiny": Analysis.run_editor,
-    "pushd": Analysis.run_cd,
-    "awk": Analysis.run_awk,
-    "gawk": Analysis.run_awk,
-    "mawk": Analysis.run_awk,
-    "nawk": Analysis.run_awk,
-    "sed": Analysis.run_sed,
-    "gsed": Analysis.run_sed,
-    "hub": Analysis.run_hub,
-    "gh": Analysis.run_gh,
-    "glab": Analysis.run_glab,
-    "jj": Analysis.run_jj,
-    "yadm": lambda self, argv, env, stdin, scope, where: self.run_git(argv, env, scope, where),
-    "tmux": Analysis.run_multiplexer,
-    "screen": Analysis.run_multiplexer,
-    "at": Analysis.run_multiplexer,
-    "batch": Analysis.run_multiplexer,
-    "busybox": lambda self, argv, env, stdin, scope, where: self.run_argv(argv[1:], env, stdin, scope, where),
-    "toybox": lambda self, argv, env, stdin, scope, where: self.run_argv(argv[1:], env, stdin, scope, where),
+    "git": "run_git_program",
+    "ralph": "run_ralph",
+    "ssh": "run_ssh",
+    "xargs": "run_xargs",
+    "find": "run_find",
+    "parallel": "run_parallel",
+    "eval": "run_eval",
+    "source": "run_source",
+    ".": "run_source",
+    "trap": "run_trap",
+    "alias": "run_alias",
+    "unalias": "run_unalias",
+    "export": "run_declare",
+    "declare": "run_declare",
+    "typeset": "run_declare",
+    "local": "run_declare",
+    "readonly": "run_declare",
+    "unset": "run_unset",
+    "read": "run_read",
+    "mapfile": "run_mapfile",
+    "readarray": "run_mapfile",
+    "set": "run_set",
+    "shift": "run_shift",
+    "printf": "run_printf",
+    "tee": "run_tee",
+    "cp": "run_copy",
+    "ln": "run_copy",
+    "install": "run_copy",
+    "hash": "run_hash",
+    "cd": "run_cd",
+    "make": "run_make",
+    "gmake": "run_make",
+    "ed": "run_editor",
+    "red": "run_editor",
+    "ex": "run_editor",
+    "vi": "run_editor",
+    "vim": "run_editor",
+    "nvim": "run_editor",
+    "view": "run_editor",
+    "vim.basic": "run_editor",
+    "vim.tiny": "run_editor",
+    "pushd": "run_cd",
+    "awk": "run_awk",
+    "gawk": "run_awk",
+    "mawk": "run_awk",
+    "nawk": "run_awk",
+    "sed": "run_sed",
+    "gsed": "run_sed",
+    "hub": "run_hub",
+    "gh": "run_gh",
+    "glab": "run_glab",
+    "jj": "run_jj",
+    "yadm": "run_git_program",
+    "tmux": "run_multiplexer",
+    "screen": "run_multiplexer",
+    "at": "run_multiplexer",
+    "batch": "run_multiplexer",
+    "busybox": "run_multicall",
+    "toybox": "run_multicall",
 }
 Analysis.HANDLERS = PROGRAM_HANDLERS
+
+_MODELLED: list[type] = []
+
+
+def modelled_analysis() -> type:
+    """Analysis with the program models mixed in, built on first use."""
+    if not _MODELLED:
+        from ralph.rules.forge_policy import ForgePolicy
+        from ralph.rules.program_models import ProgramModels
+
+        class ModelledAnalysis(Analysis, ForgePolicy, ProgramModels):
+            __slots__ = ()
+
+        _MODELLED.append(ModelledAnalysis)
+    return _MODELLED[0]
 
 
 def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",

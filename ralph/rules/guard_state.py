@@ -5,8 +5,6 @@ bounded, the deadline budget, the Scope (what the command itself defined so
 far: variables, functions, aliases, files it wrote), and how words are shown.
 Pure; no imports beyond ralph.rules.programs.
 """
-from __future__ import annotations
-
 import time
 
 from ralph.rules.programs import INTERPRETERS
@@ -65,7 +63,7 @@ class Scope:
         self.refs: dict[str, str] = {}  # namerefs (declare -n): name -> the variable it stands for
         self.git_configs: list[tuple[str, str]] = []  # git config set earlier in the command (include.path, core.hooksPath)
 
-    def fork(self) -> Scope:
+    def fork(self) -> "Scope":
         new = Scope.__new__(Scope)
         new.vars = dict(self.vars)
         new.arrays = dict(self.arrays)

@@ -14,8 +14,6 @@ project with a ralph.toml (whose [guard] table may block other programs),
 goes through the full guard. tests/test_guard_fast_path.py checks that this
 never allows what the guard would block. Pure.
 """
-from __future__ import annotations
-
 PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _./=:,+@%-")
 # git, push/merge words, and the forge CLIs and git front ends whose merges
 # and pushes are spelled without them (`gh repo sync`, `gh api ... contents`,

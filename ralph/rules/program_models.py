@@ -8,14 +8,13 @@ timeout, ... from ralph.rules.programs), remote runners (ssh), data-executing
 programs (xargs, find -exec, parallel, awk, sed `e`, tmux/screen/at), and the
 builtins that change the shell's state (alias, declare, read, set, ...).
 """
-from __future__ import annotations
-
 import posixpath
 
 from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.shell import ShellSyntaxError, decode_ansi_c
+from ralph.rules.static_output import printf_output
 from ralph.rules.expand import _split_words
 from ralph.rules.git_policy import _option_values
 
@@ -692,10 +691,10 @@ class ProgramModels:
 
     def run_printf(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         if len(argv) > 2 and argv[1] == "-v":
-            value = _printf(argv[3:]) if len(argv) > 3 else ""
+            value = printf_output(argv[3:]) if len(argv) > 3 else ""
             self.assign(scope, argv[2], [value if value is not None else UNKNOWN], False)
             return ""
-        return _printf(argv[1:])
+        return printf_output(argv[1:])
 
     def run_tee(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         for arg in argv[1:]:
@@ -867,79 +866,3 @@ def _without_literals(code: str) -> str:
         previous = end
     pieces.append(code[previous:])
     return " ".join(pieces)
-
-
-def _printf(args: list[str]) -> str | None:
-    """printf's output for %s/%b/%d-only formats, else None."""
-    if not args:
-        return ""
-    fmt, values = args[0], list(args[1:])
-    if UNKNOWN in fmt:
-        return None
-    out = []
-    i = 0
-    n = len(fmt)
-    used_any = True
-    first = True
-    while first or (values and used_any):
-        first = False
-        used_any = False
-        i = 0
-        while i < n:
-            c = fmt[i]
-            if c == "\\" and i + 1 < n:
-                out.append(decode_ansi_c(fmt[i:i + 2]) if fmt[i + 1] not in "01234567xuU" else "")
-                if fmt[i + 1] in "01234567xuU":
-                    j = i + 2
-                    while j < n and j < i + 5 and fmt[j] in "0123456789abcdefABCDEF":
-                        j += 1
-                    out.append(decode_ansi_c(fmt[i:j]))
-                    i = j
-                    continue
-                i += 2
-            elif c == "%" and i + 1 < n:
-                spec = fmt[i + 1]
-                if spec == "%":
-                    out.append("%")
-                elif spec in "sbdqc":
-                    value = values.pop(0) if values else ""
-                    used_any = True
-                    if spec == "b":
-                        value = decode_ansi_c(value)
-                    elif spec == "c":
-                        value = value[:1]
-                    out.append(value)
-                else:
-                    return None
-                i += 2
-            else:
-                out.append(c)
-                i += 1
-    return "".join(out)
-
-
-def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
-    """What a data program prints, when the guard can know it."""
-    if name == "echo":
-        args = argv[1:]
-        newline = True
-        escapes = False
-        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
-            newline = newline and "n" not in args[0]
-            escapes = "e" in args[0]
-            args = args[1:]
-        text = " ".join(args)
-        if escapes:
-            text = decode_ansi_c(text)
-        return text + ("\n" if newline else "")
-    if name == "printf":
-        return _printf(argv[1:])
-    if name == "cat" and len(argv) == 1:
-        return stdin
-    if name in ("which", "type") and len(argv) == 2 and not argv[1].startswith("-"):
-        return "/usr/bin/" + argv[1] + "\n"
-    if name == "basename" and len(argv) == 2:
-        return argv[1].rstrip("/").rsplit("/", 1)[-1] + "\n"
-    if name in ("true", "false", ":", "cd", "export", "mkdir", "touch", "rm", "sleep"):
-        return ""
-    return None

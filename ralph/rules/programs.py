@@ -6,8 +6,6 @@ which interpreters take code after which option, which wrappers run the rest
 of their words as a command and which of their options take a value. One
 table, so the two readers cannot drift apart. Data only.
 """
-from __future__ import annotations
-
 EXEC_APIS = ("system", "exec", "spawn", "popen", "subprocess", "child_process", "shell", "passthru",
              "proc_open", "`", "qx", "%x", "open3", "pty", "__import__", "os.", "check_output", "eval",
              "deno.command", "bun.spawn", "$(", "getattr", "globals(", "builtins", "import(")

@@ -19,8 +19,6 @@ after the read, or a new file on the old inode, both move it). Only an inode
 match under another path needs the generation, so the caller looks the birth
 time up only then (it costs an import on the hot path).
 """
-from __future__ import annotations
-
 # A birth time this close to the read (or later) is another file's: see above.
 # Too strict only costs a re-read; too loose would allow an unread edit.
 BIRTH_MARGIN_NS = 50_000_000
@@ -50,7 +48,7 @@ class FileIdentity:
         self.ctime = ctime  # inode change time in ns; 0 unknown (a record from before generations)
         self.read_at = read_at  # when a read was recorded, ns; 0 for a file as it is now
 
-    def same_generation(self, other: FileIdentity) -> bool:
+    def same_generation(self, other: "FileIdentity") -> bool:
         """The same inode number is the same file only if it was not freed and
         given to another file in between. Unknown: not the same."""
         for now, read in ((self, other), (other, self)):
@@ -58,12 +56,12 @@ class FileIdentity:
                 return True  # born before the read: the file that was read
         return bool(self.ctime and other.ctime) and self.ctime == other.ctime
 
-    def needs_birth(self, known: list[FileIdentity]) -> bool:
+    def needs_birth(self, known: "list[FileIdentity]") -> bool:
         """Does judging this file against the reads need its birth time?"""
         return bool(self.exists and self.ino) and any(
             (r.dev, r.ino) == (self.dev, self.ino) and r.path != self.path for r in known)
 
-    def same_file(self, other: FileIdentity) -> bool:
+    def same_file(self, other: "FileIdentity") -> bool:
         if (self.exists and other.exists and self.ino and (self.dev, self.ino) == (other.dev, other.ino)
                 and self.same_generation(other)):
             return True

@@ -16,8 +16,6 @@ secret-looking environment variables, read once (see env_secrets).
 
 What the agent is told may keep a command it wrote; what is logged may not.
 """
-from __future__ import annotations
-
 FIELD_LIMIT = 2000  # characters per string in a logged record, when the caller gives no limit
 MAX_ITEMS = 50  # list entries kept per list in a logged record
 MAX_DEPTH = 6
@@ -173,7 +171,7 @@ def _redact_data(value: object, limit: int, depth: int) -> object:
     return value
 
 
-def _redact_assignment_value(match: re.Match[str]) -> str:
+def _redact_assignment_value(match: "re.Match[str]") -> str:
     """Keep the name and the `=` / `:`, replace only the value."""
     whole = match.group(0)
     value = whole

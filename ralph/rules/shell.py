@@ -33,8 +33,6 @@ A word is a list of parts:
 An assignment is ("=", name, word) or ("=()", name, [word, ...]).
 A redirect is (op, target) where target is a word, or a Heredoc for `<<`.
 """
-from __future__ import annotations
-
 MAX_DEPTH = 40
 
 META = " \t\n;&|()<>"
