@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -278,6 +279,20 @@ def test_hot_path_imports() -> None:
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('ralph')))")
     out = subprocess.run([os.path.join(os.path.dirname(RALPH), "python"), "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_program_models_load_only_when_a_command_reaches_one() -> None:
+    code = ("import sys\n"
+            "from ralph.rules.guard import PROGRAM_HANDLERS, judge_command, modelled_analysis\n"
+            "plain = judge_command('cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain')\n"
+            "early = sorted(m for m in ('ralph.rules.program_models', 'ralph.rules.forge_policy') if m in sys.modules)\n"
+            "wrapped = judge_command(\"bash -c 'git push'\")\n"
+            "forge = judge_command('gh pr merge 1')\n"
+            "late = sorted(m for m in ('ralph.rules.program_models', 'ralph.rules.forge_policy') if m in sys.modules)\n"
+            "missing = [n for n in set(PROGRAM_HANDLERS.values()) if not callable(getattr(modelled_analysis(), n, None))]\n"
+            "print(plain.blocked, early, wrapped.blocked, forge.blocked, late, missing)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False [] True True ['ralph.rules.forge_policy', 'ralph.rules.program_models'] []", out
 
 
 # ---- one table of program facts ----

@@ -11,7 +11,7 @@ command writes, which arm a later push.
 import posixpath
 
 from ralph.rules.expand import _split_words
-from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, bare_repository, could_push, file_key, lookup_file, shell_quote, show
+from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, bare_repository, file_key, lookup_file, shell_quote, show
 from ralph.rules.shell import ShellSyntaxError
 
 GIT_BLOCKED = {
@@ -114,7 +114,7 @@ class GitPolicy:
                 aliases[key[6:].lower()] = value
             elif low == "core.hookspath":
                 self.judge_hooks_dir(value, scope, where)
-            elif could_push(value, self.policy.risky_words()):
+            elif self.policy.could_push(value):
                 self.run_script(value, scope.fork(), "", f"{where} > git config {key}")
         remote = next((p for p in places if self.in_remote(p, scope, p is scope.cwd)), None)
         if remote is not None and not _reads_only(sub.lower(), args):
@@ -336,7 +336,7 @@ class GitPolicy:
             for inner_key, inner_value in self.config_file(value, scope, where):
                 if inner_key.lower().startswith("alias."):
                     scope.git_aliases[inner_key[6:].lower()] = inner_value
-        if could_push(value, self.policy.risky_words()):
+        if self.policy.could_push(value):
             probe = self.probe()
             probe.run_script(value, scope.fork(), "", where)
             if probe.blocks:
@@ -359,7 +359,7 @@ class GitPolicy:
         if content is None:
             self.not_sure(False, f"writes `{show(path)}` (git {'hook' if is_hook else 'config'}) with content that cannot be seen", where, "fail-closed.written-git-file")
             return
-        if not could_push(content, self.policy.risky_words()):
+        if not self.policy.could_push(content):
             return
         probe = self.probe()
         if is_hook:

@@ -78,7 +78,7 @@ from ralph.rules.expand import Expander
 from ralph.rules.git_policy import GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
-from ralph.rules.guard_state import could_push as _could_push
+from ralph.rules.guard_state import could_push
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
 from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
 from ralph.rules.static_output import static_output
@@ -157,16 +157,13 @@ class GuardPolicy:
         families = {key: bool(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind == "bool"}
         return cls(*lists, families=families)
 
-    def risky_words(self) -> tuple:
-        return self.risky
+    def could_push(self, text: str) -> bool:
+        """Could this text, once decoded or expanded, spell a push or merge
+        (or what this policy blocks besides)?"""
+        return could_push(text, self.risky)
 
 
 DEFAULT_POLICY = GuardPolicy()
-
-
-def could_push(text: str, policy: GuardPolicy = DEFAULT_POLICY) -> bool:
-    """Could this text, once decoded or expanded, spell a push or merge?"""
-    return _could_push(text, policy.risky_words())
 
 
 class Analysis(Expander, GitPolicy):
@@ -484,7 +481,7 @@ class Analysis(Expander, GitPolicy):
             if name in PROMPT_VARS:
                 self.prompt_expand(value, scope, f"{where} > ${name}")
                 continue
-            if name in COMMAND_ENV and could_push(value, self.policy):
+            if name in COMMAND_ENV and self.policy.could_push(value):
                 self.run_script(value, scope.fork(), "", f"{where} > ${name}")
 
     def run_argv(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str, cond: bool = False) -> str | None:
@@ -700,7 +697,7 @@ def judge_command(command: str, policy: GuardPolicy | None = None, deadline: flo
 
 def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str], rule: str) -> GuardVerdict:
     try:
-        risky = could_push(command, policy)
+        risky = policy.could_push(command)
     except BaseException:  # noqa: B036
         risky = True
     if not risky:
@@ -747,7 +744,7 @@ def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "", re
         reason = f"ralph-hooks blocked this command: it cannot tell whether it pushes or merges, because {why} (in {where}). {advice or REWRITE} {ACT}"
         return GuardVerdict(True, reason, [f"{u[1]} [{u[2]}]" for u in strict], trace + ["unknown git subcommand -> BLOCK (fail closed)"], rule)
     if analysis.unsure:
-        if could_push(command, policy):
+        if policy.could_push(command):
             _, why, where, rule, advice = analysis.unsure[0]
             reason = (f"ralph-hooks blocked this command: it cannot tell whether it pushes or merges, because {why} "
                       f"(in {where}), and the command mentions push/merge/pull or encoded text. {advice or REWRITE} {ACT}")

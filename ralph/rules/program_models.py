@@ -10,7 +10,7 @@ builtins that change the shell's state (alias, declare, read, set, ...).
 """
 import posixpath
 
-from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, could_push, file_key, lookup_file, normalize_program, program_name, shell_quote, show
+from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.shell import ShellSyntaxError, decode_ansi_c
@@ -179,7 +179,7 @@ class ProgramModels:
             mark = (len(self.blocks), len(self.unsure))
             if len(words) > 1:
                 self.run_argv(words, {}, None, scope.fork(), f"{where} > {name} argv list")
-            elif could_push(words[0], self.policy.risky_words()) or "git" in words[0].lower():
+            elif self.policy.could_push(words[0]) or "git" in words[0].lower():
                 self.run_script(words[0], scope.fork(), "", f"{where} > {name} string")
             first = (words[0].split() or [""])[0]
             if ((len(self.blocks), len(self.unsure)) == mark and program_name(first) in GIT_PROGRAMS
@@ -189,8 +189,8 @@ class ProgramModels:
             return
         literals = [literal for group in groups for literal in group]
         outside = _without_literals(code)
-        risky = (could_push(outside, self.policy.risky_words()) or any(e in low for e in ENCODINGS)
-                 or any(could_push(text, self.policy.risky_words()) for index, text in literals if index not in explained))
+        risky = (self.policy.could_push(outside) or any(e in low for e in ENCODINGS)
+                 or any(self.policy.could_push(text) for index, text in literals if index not in explained))
         if risky:
             self.blocks.append((f"{name} code", f"{name} code that starts programs mentions push/merge/pull or encodes text", where, "interpreter.code"))
             self.note(where, f"{name} code can start programs and could push or merge -> BLOCK")
@@ -621,7 +621,7 @@ class ProgramModels:
             self.assign(scope, name, [value], False, where)
             if exporting:
                 scope.exported[name] = value
-            if name in COMMAND_ENV and could_push(value, self.policy.risky_words()):
+            if name in COMMAND_ENV and self.policy.could_push(value):
                 self.check_env({name: value}, scope, where)
         return None
 
@@ -713,7 +713,7 @@ class ProgramModels:
         if name == "screen":
             self.scan_for_command(argv[1:], env, stdin, scope, where)
         for arg in argv[1:]:
-            if not arg.startswith("-") and (could_push(arg, self.policy.risky_words()) or UNKNOWN in arg):
+            if not arg.startswith("-") and (self.policy.could_push(arg) or UNKNOWN in arg):
                 self.run_script(arg, scope.fork(), "", f"{where} > {name} (command string)")
         return None
 
