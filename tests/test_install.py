@@ -238,7 +238,7 @@ def test_the_installed_hook_command_starts_without_site(home: str, repo: str) ->
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ralph.handlers.pre_tool" in imported
-    assert not imported & {"site", "re", "argparse", "ralph.cli", "ralph.config", "__future__"}, sorted(imported)
+    assert not imported & {"site", "re", "argparse", "ralph.cli", "ralph.config", "__future__", "_json"}, sorted(imported)
     # the full guard, for a command the fast path leaves to it: still no
     # __future__, and no program models (nothing here reaches one)
     payload["tool_input"]["command"] = "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain"
@@ -247,7 +247,7 @@ def test_the_installed_hook_command_starts_without_site(home: str, repo: str) ->
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ralph.rules.guard" in imported
     lazy = {"ralph.rules.program_models", "ralph.rules.forge_policy"}
-    assert not imported & ({"site", "re", "argparse", "ralph.cli", "ralph.config", "__future__"} | lazy), sorted(imported)
+    assert not imported & ({"site", "re", "argparse", "ralph.cli", "ralph.config", "__future__", "_json"} | lazy), sorted(imported)
 
 
 def test_install_sandbox_merges_the_layer_once(home: str, repo: str) -> None:

@@ -1,0 +1,70 @@
+"""bin/ralph run as `python -IS` (the command `ralph install` writes) in the
+layouts users and developers install it in: it finds its package without
+site, and its site-packages never shadows the standard library."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import load_payload
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHADOW = "import pathlib, sys\npathlib.Path(sys.argv[0]).with_name('shadowed').write_text(__name__)\nraise ImportError('shadowed')\n"
+
+
+def make_venv(root: str, editable: bool) -> tuple[str, str]:
+    """A venv laid out as `python -m venv` + pip would: bin/python (a link to
+    this interpreter), pyvenv.cfg, bin/ralph, and ralph in site-packages
+    (copied), or a compat-mode editable .pth naming the checkout."""
+    bin_dir = os.path.join(root, "bin")
+    site_packages = os.path.join(root, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+    os.makedirs(bin_dir)
+    os.makedirs(site_packages)
+    real = os.path.realpath(sys.executable)
+    with open(os.path.join(root, "pyvenv.cfg"), "w") as f:
+        f.write(f"home = {os.path.dirname(real)}\ninclude-system-site-packages = false\n")
+    os.symlink(real, os.path.join(bin_dir, "python"))
+    shutil.copy(os.path.join(REPO, "bin", "ralph"), os.path.join(bin_dir, "ralph"))
+    if editable:
+        with open(os.path.join(site_packages, "__editable__.ralph_hooks-0.1.0.pth"), "w") as f:
+            f.write(REPO + "\n")
+        with open(os.path.join(site_packages, "distutils-precedence.pth"), "w") as f:
+            f.write("import os; os.environ['RALPH_PTH_IMPORT_RAN'] = '1'\n")  # site would run it; the launcher must not
+    else:
+        shutil.copytree(os.path.join(REPO, "ralph"), os.path.join(site_packages, "ralph"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    # a module named like the standard library's: what the hooks import must
+    # still be the standard library's (it is, with site: site-packages comes last)
+    with open(os.path.join(site_packages, "json.py"), "w") as f:
+        f.write(SHADOW)
+    return os.path.join(bin_dir, "python"), os.path.join(bin_dir, "ralph")
+
+
+@pytest.mark.parametrize("editable", [False, True], ids=["pip install", "pip install -e (compat)"])
+def test_hooks_run_without_site_and_without_shadowing(tmp_path, repo: str, editable: bool) -> None:
+    python, ralph = make_venv(str(tmp_path / "venv"), editable)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    push = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "cd src && git push"}}
+    done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "pre-tool"], input=json.dumps(push), capture_output=True,
+                          text=True, cwd=repo, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "ralph.rules.guard" in imported and not imported & {"site", "_distutils_hack"}, sorted(imported)
+    # post-tool on a Bash call imports json (ralph.handlers.test_runs): the standard library's
+    ran = load_payload("PostToolUse_Bash", repo) | {"tool_input": {"command": "python -m pytest -q"}}
+    ran["tool_response"]["stdout"] = "1 failed, 2 passed in 0.10s"
+    done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "post-tool"], input=json.dumps(ran), capture_output=True,
+                          text=True, cwd=repo, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    json.loads(done.stdout)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "json" in imported, sorted(imported)  # it was imported...
+    assert not os.path.exists(os.path.join(os.path.dirname(ralph), "shadowed"))  # ...from the standard library
+    # the command line, through the same launcher
+    version = subprocess.run([python, "-IS", ralph, "version"], capture_output=True, text=True, env=env, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("ralph-hooks "), version.stderr
