@@ -4,9 +4,12 @@
 Everything is measured in one run, interleaved round by round so that machine
 noise hits every case alike:
 
-  baseline      python -I -c pass (the same interpreter ralph runs on; with
-                scripts/test's compat-mode editable install its venv runs the
-                same .pth files as a regular install's)
+  install       ralph as users install it (`pip install .` into a fresh venv
+                in the temp dir, as the README's quick start does); with
+                --dev-install, the venv running this script instead (the
+                editable install of scripts/test, whose launcher must also
+                read a .pth file to find the checkout)
+  baseline      python -I -c pass, with that venv's interpreter
   pre-tool      the hook command as `ralph install` writes it
                 (`python -IS ralph pre-tool`) on small Bash payloads (the captured one, which
                 needs the full shell guard, and a plain `npm test`, which takes
@@ -53,9 +56,29 @@ case "$cmd" in *"git push"*) echo '{"decision":"block"}';; *) echo '{}';; esac
 """
 
 
+PYTHON = sys.executable  # the measured install's interpreter (user_install() may change it)
+
+
 def executable(name: str) -> str:
-    candidate = os.path.join(os.path.dirname(sys.executable), name)
+    candidate = os.path.join(os.path.dirname(PYTHON), name)
     return candidate if os.path.exists(candidate) else (shutil.which(name) or name)
+
+
+def user_install(tmp: str) -> str | None:
+    """A fresh venv with `pip install <this checkout>` (not editable): the
+    layout users run. Its python, or None (with why) when pip cannot build it."""
+    venv = os.path.join(tmp, "venv")
+    python = os.path.join(venv, "bin", "python")
+    started = time.perf_counter()
+    try:
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", REPO], check=True, capture_output=True)
+    except subprocess.CalledProcessError as e:
+        print(f"bench: could not pip install the checkout into a fresh venv ({(e.stderr or b'').decode()[-300:].strip()}); "
+              "measuring this venv's install instead", file=sys.stderr)
+        return None
+    print(f"bench: measuring a fresh `pip install .` ({time.perf_counter() - started:.0f}s to install)", file=sys.stderr)
+    return python
 
 
 # Peak RSS is measured through this small spawner: a child forked from the
@@ -70,7 +93,7 @@ print(usage.ru_maxrss)
 
 
 def peak_rss_kib(argv: list[str], stdin: bytes, cwd: str, env: dict) -> int:
-    proc = subprocess.run([sys.executable, "-I", "-c", RSS_SPAWNER, *argv], input=stdin, capture_output=True, cwd=cwd, env=env)
+    proc = subprocess.run([PYTHON, "-I", "-c", RSS_SPAWNER, *argv], input=stdin, capture_output=True, cwd=cwd, env=env)
     return int(proc.stdout.strip() or 0)
 
 
@@ -202,7 +225,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         return json.dumps(data).encode()
 
     cases = [
-        Case("baseline: python -I -c pass", [sys.executable, "-I", "-c", "pass"], env=env),
+        Case("baseline: python -I -c pass", [PYTHON, "-I", "-c", "pass"], env=env),
         Case("pre-tool Bash (small)", [*hook, "pre-tool"], bash_small, project, env),
         Case("pre-tool Bash (plain: fast path)", [*hook, "pre-tool"], bash_plain, project, env),
         Case("pre-tool Edit (read file)", [*hook, "pre-tool"], edit, project, env),
@@ -323,10 +346,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10 rounds")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--dev-install", action="store_true", help="measure the venv running this script, not a fresh `pip install .`")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
     tmp = tempfile.mkdtemp(prefix="ralph-bench-")
     try:
+        if not args.dev_install:
+            global PYTHON
+            PYTHON = user_install(tmp) or PYTHON
         project = os.path.join(tmp, "project")
         loop_project = os.path.join(tmp, "loop-project")
         make_project(project)
