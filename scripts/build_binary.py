@@ -7,12 +7,13 @@ of what was built, with the real payloads shipped in ralph/data/payloads.
     python scripts/build_binary.py --no-build   # smoke-test the binary already in dist/
 
 The smoke test runs each command the way users and Claude Code run it, in a
-temp git project with a temp HOME: every hook payload (exit 0, exactly one
-JSON object; a `git push` denied), `pre-tool --help` (writes nothing), demo,
-explain, classify, `loop --dry-run` (also through the `ralph-loop`
-symlink), `install --dry-run`, install + doctor. Exit 1 on the first
-failure, with what went wrong. Nothing is written outside dist/, build/ and
-the temp dir.
+temp git project with a temp HOME: every hook payload, and every hook
+subcommand by name (exit 0, exactly one JSON object; a `git push` denied; an
+Edit through a hard link judged as bin/ralph judges it), `pre-tool --help`
+(writes nothing), demo, explain, classify, `loop --dry-run` (also through the
+`ralph-loop` symlink), `install --dry-run`, install + doctor. Exit 1 on the
+first failure, with what went wrong. Nothing is written outside dist/, build/
+and the temp dir.
 """
 from __future__ import annotations
 
@@ -28,6 +29,16 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
+sys.path.insert(0, REPO)
+from ralph.hook import SUBCOMMANDS  # noqa: E402
+
+EVENT_PAYLOADS = {
+    "PreToolUse": "PreToolUse_Bash.json",
+    "PostToolUse": "PostToolUse_Bash.json",
+    "PostToolUseFailure": "PostToolUseFailure_Bash_exit3.json",
+    "UserPromptSubmit": "UserPromptSubmit.json",
+    "Stop": "Stop.json",
+}
 CAPTURED_PROJECT = "/home/dev/app"
 
 
@@ -85,29 +96,67 @@ class Smoke:
             self.count += 1
         return done
 
+    def hook(self, subcommand: str, payload_name: str) -> dict:
+        with open(os.path.join(PAYLOADS, payload_name), encoding="utf-8") as f:
+            payload = f.read().replace(CAPTURED_PROJECT, self.project)
+        out = self.run([subcommand], payload).stdout
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            raise SmokeFailure(f"{subcommand} {payload_name}: stdout is not one JSON object: {out[:500]!r}") from None
+        if not isinstance(answer, dict):
+            raise SmokeFailure(f"{subcommand} {payload_name}: answered {out[:200]!r}")
+        return answer
+
     def hooks(self) -> None:
         for path in sorted(glob.glob(os.path.join(PAYLOADS, "*.json"))):
-            with open(path, encoding="utf-8") as f:
-                payload = f.read().replace(CAPTURED_PROJECT, self.project)
-            out = self.run(["hook"], payload).stdout
-            try:
-                answer = json.loads(out)
-            except ValueError:
-                raise SmokeFailure(f"hook {os.path.basename(path)}: stdout is not one JSON object: {out[:500]!r}") from None
-            if not isinstance(answer, dict):
-                raise SmokeFailure(f"hook {os.path.basename(path)}: answered {out[:200]!r}")
+            self.hook("hook", os.path.basename(path))
+        # every other hook subcommand by name (the binary's entry dispatches on it)
+        for subcommand, event in SUBCOMMANDS.items():
+            if event:
+                self.hook(subcommand, EVENT_PAYLOADS[event])
         with open(os.path.join(PAYLOADS, "PreToolUse_Bash.json"), encoding="utf-8") as f:
             push = json.loads(f.read().replace(CAPTURED_PROJECT, self.project))
         push["tool_input"]["command"] = "git push origin main"
         answer = json.loads(self.run(["pre-tool"], json.dumps(push)).stdout)
         if (answer.get("hookSpecificOutput") or {}).get("permissionDecision") != "deny":
             raise SmokeFailure(f"pre-tool did not deny `git push origin main`: {answer}")
+        self.edit_through_link()
         if not os.path.exists(os.path.join(self.project, ".ralph", ".gitignore")):
             raise SmokeFailure("the first hook call wrote no .ralph/.gitignore")
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         if "usage: ralph pre-tool" not in self.run(["pre-tool", "--help"], cwd=empty).stdout or os.listdir(empty):
             raise SmokeFailure("pre-tool --help printed no help or wrote files")
+
+    def edit_through_link(self) -> None:
+        """An Edit of README.md (read above) under a second name: the one hook
+        path that imports ctypes (statx for the birth time), which build.spec
+        loads lazily. The binary must judge it as bin/ralph from this tree does
+        (allowed where the filesystem keeps birth times, denied elsewhere)."""
+        link = os.path.join(self.project, "README-link.md")
+        os.link(os.path.join(self.project, "README.md"), link)
+        try:
+            with open(os.path.join(PAYLOADS, "PreToolUse_Edit.json"), encoding="utf-8") as f:
+                edit = json.loads(f.read().replace(CAPTURED_PROJECT, self.project))
+            edit["tool_input"]["file_path"] = link
+            payload = json.dumps(edit)
+            answer = json.loads(self.run(["pre-tool"], payload).stdout)
+            env = dict(self.env, PYTHONPATH=REPO)  # -S: no site; bin/ralph then finds this tree first
+            reference = subprocess.run([sys.executable, "-S", os.path.join(REPO, "bin", "ralph"), "pre-tool"], input=payload,
+                                       capture_output=True, text=True, cwd=self.project, env=env, timeout=300)
+            try:
+                expected = json.loads(reference.stdout)
+            except ValueError:
+                raise SmokeFailure(f"bin/ralph pre-tool (the reference) failed: {reference.stderr[-2000:]}") from None
+        finally:
+            os.unlink(link)
+
+        def decision(output: dict) -> str:
+            return (output.get("hookSpecificOutput") or {}).get("permissionDecision", "allow")
+
+        if decision(answer) != decision(expected):
+            raise SmokeFailure(f"Edit through a hard link: the binary answered {answer}, bin/ralph {expected}")
 
     def commands(self) -> None:
         self.run(["version"])
