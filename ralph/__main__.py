@@ -3,22 +3,25 @@
 # ralph.hook, without ralph.cli, and leave with os._exit once answered.
 import sys
 
-from ralph.hook import SUBCOMMANDS
-
-if len(sys.argv) == 2 and sys.argv[1] in SUBCOMMANDS:
-    from ralph.hook import main
-
-    code = main(SUBCOMMANDS[sys.argv[1]])
-    # The answer went straight to fd 1 and the call is logged; tearing the
-    # interpreter down would only cost time.
+if getattr(sys, "frozen", False):
+    # The bootloader points LD_LIBRARY_PATH at the bundle's libraries and
+    # leaves its own state in _PYI_* variables. This process has loaded what
+    # it needs (the dynamic loader read the path at start); what it starts
+    # (git, the agent, user hooks, another ralph binary) must get the
+    # system's libraries and start afresh (PyInstaller's documented recipe).
     import os
 
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
-    os._exit(code)
+    _original = os.environ.pop("LD_LIBRARY_PATH_ORIG", None)
+    if _original is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        os.environ["LD_LIBRARY_PATH"] = _original
+    os.environ["PYINSTALLER_RESET_ENVIRONMENT"] = "1"
+
+from ralph.hook import SUBCOMMANDS, answer_and_exit  # noqa: E402
+
+if len(sys.argv) == 2 and sys.argv[1] in SUBCOMMANDS:
+    answer_and_exit(SUBCOMMANDS[sys.argv[1]])
 
 from ralph.cli import main  # noqa: E402
 

@@ -122,12 +122,38 @@ class Smoke:
         if (answer.get("hookSpecificOutput") or {}).get("permissionDecision") != "deny":
             raise SmokeFailure(f"pre-tool did not deny `git push origin main`: {answer}")
         self.edit_through_link()
+        self.child_environment()
         if not os.path.exists(os.path.join(self.project, ".ralph", ".gitignore")):
             raise SmokeFailure("the first hook call wrote no .ralph/.gitignore")
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         if "usage: ralph pre-tool" not in self.run(["pre-tool", "--help"], cwd=empty).stdout or os.listdir(empty):
             raise SmokeFailure("pre-tool --help printed no help or wrote files")
+
+    def child_environment(self) -> None:
+        """What the binary starts (here: a user's event hook) gets the
+        system's libraries, not the bundle's LD_LIBRARY_PATH, and a ralph
+        binary it starts in turn starts afresh (PYINSTALLER_RESET_ENVIRONMENT)."""
+        project = os.path.join(self.tmp, "env-project")
+        os.makedirs(project)
+        self.run(["git", "init", "-q", project], program=False)
+        seen = os.path.join(self.tmp, "child-env")
+        with open(os.path.join(project, "ralph.toml"), "w") as f:
+            f.write(f'[[hooks.event]]\nmatch = "PreToolUse:Bash"\ncommand = ["sh", "-c", "env > \\"$0\\"", {json.dumps(seen)}]\n')
+        with open(os.path.join(PAYLOADS, "PreToolUse_Bash.json"), encoding="utf-8") as f:
+            payload = json.loads(f.read().replace(CAPTURED_PROJECT, project))
+        payload["tool_input"]["command"] = "npm test"
+        self.run(["pre-tool"], json.dumps(payload), cwd=project)
+        try:
+            with open(seen, encoding="utf-8") as f:
+                child = dict(line.split("=", 1) for line in f.read().splitlines() if "=" in line)
+        except OSError:
+            raise SmokeFailure("the event hook in the child-environment check did not run") from None
+        bundle = os.path.dirname(os.path.realpath(self.binary))
+        if bundle in child.get("LD_LIBRARY_PATH", "") or child.get("LD_LIBRARY_PATH", "") != self.env.get("LD_LIBRARY_PATH", ""):
+            raise SmokeFailure(f"a child of the binary got LD_LIBRARY_PATH={child.get('LD_LIBRARY_PATH')!r}")
+        if child.get("PYINSTALLER_RESET_ENVIRONMENT") != "1":
+            raise SmokeFailure("a child of the binary would not start a ralph binary afresh (no PYINSTALLER_RESET_ENVIRONMENT=1)")
 
     def edit_through_link(self) -> None:
         """An Edit of README.md (read above) under a second name: the one hook
