@@ -748,7 +748,7 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
                 continue
             os.unlink(full)
             _remove_empty_parents(repo, entry.path)
-        _keep_permissions(repo, cap.modes)
+        _restore_modes(repo, cap.modes, keep_exec_bits=True)
         now = repo.head()
         if now != target:
             raise RollbackError(f"HEAD is {now} after the reset, expected {target}")
@@ -761,9 +761,10 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         result.message += f"; left {len(skipped)} file(s) that changed while saving: {', '.join(skipped[:5])}"
 
 
-def _keep_permissions(repo: Repo, modes: dict[bytes, int]) -> None:
-    """After a reset: files it rewrote get their recorded read/write bits
-    back (a 0600 file stays 0600); the exec bit stays as git set it."""
+def _restore_modes(repo: Repo, modes: dict[bytes, int], keep_exec_bits: bool) -> None:
+    """Regular files get their recorded permission bits back (a 0600 file
+    stays 0600). keep_exec_bits: after a reset, the exec bits stay as git
+    set them from the tree."""
     for path, perms in modes.items():
         full = repo.abspath(path)
         try:
@@ -772,7 +773,7 @@ def _keep_permissions(repo: Repo, modes: dict[bytes, int]) -> None:
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
-        wanted = (perms & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111)
+        wanted = (perms & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111) if keep_exec_bits else perms
         if stat.S_IMODE(st.st_mode) != wanted:
             os.chmod(full, wanted)
 
@@ -836,14 +837,7 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
                 continue
         os.makedirs(os.path.dirname(full), exist_ok=True)
         _write_file(full, blobs[oid], mode)
-    for path, perms in extras.modes.items():
-        full = repo.abspath(path)
-        try:
-            st = os.lstat(full)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != perms:
-            os.chmod(full, perms)
+    _restore_modes(repo, extras.modes, keep_exec_bits=False)
 
 
 def _tree_entries(repo: Repo, tree: str) -> dict[bytes, tuple[str, str]]:

@@ -88,7 +88,9 @@ def denials(state_dir: str, run_id: object) -> dict:
 def waiting_gate(state_dir: str) -> dict | None:
     """An approval gate the loop is waiting at (ralph.lifecycle.webhook), if any."""
     try:
-        with open(os.path.join(state_dir, "waiting.json"), encoding="utf-8") as f:
+        from ralph.lifecycle.webhook import WAITING_FILE
+
+        with open(os.path.join(state_dir, WAITING_FILE), encoding="utf-8") as f:
             gate = json.load(f)
     except (OSError, ValueError):
         return None
