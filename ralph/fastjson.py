@@ -308,23 +308,24 @@ def _encode(value: object, out: list[str]) -> None:
         out.append(_float(value))
     elif isinstance(value, dict):
         out.append("{")
-        first = True
         for key, item in value.items():
-            if not first:
-                out.append(",")
-            first = False
-            out.append(_quote(_key(key)))
-            out.append(":")
+            out += (_quote(_key(key)), ":")
             _encode(item, out)
-        out.append("}")
+            out.append(",")
+        _close(out, "}")
     elif isinstance(value, (list, tuple)):
         out.append("[")
-        first = True
         for item in value:
-            if not first:
-                out.append(",")
-            first = False
             _encode(item, out)
-        out.append("]")
+            out.append(",")
+        _close(out, "]")
     else:
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _close(out: list[str], bracket: str) -> None:
+    """End a container: its last item's comma becomes the bracket."""
+    if out[-1] == ",":
+        out[-1] = bracket
+    else:
+        out.append(bracket)
