@@ -234,13 +234,21 @@ def _object(text: str, i: int) -> tuple[dict, int]:
             raise JSONDecodeError(f"Expecting ':' delimiter at char {i}")
         value, i = _value(text, _skip(text, i + 1))
         result[key] = value
-        i = _skip(text, i)
-        c = text[i:i + 1]
-        if c == "}":
-            return result, i + 1
-        if c != ",":
-            raise JSONDecodeError(f"Expecting ',' delimiter at char {i}")
-        i = _skip(text, i + 1)
+        done, i = _after_member(text, i, "}")
+        if done:
+            return result, i
+
+
+def _after_member(text: str, i: int, closing: str) -> tuple[bool, int]:
+    """After a member: (True, past `closing`) where the container ends,
+    else (False, where the next member starts)."""
+    i = _skip(text, i)
+    c = text[i:i + 1]
+    if c == closing:
+        return True, i + 1
+    if c != ",":
+        raise JSONDecodeError(f"Expecting ',' delimiter at char {i}")
+    return False, _skip(text, i + 1)
 
 
 def _array(text: str, i: int) -> tuple[list, int]:
@@ -251,13 +259,9 @@ def _array(text: str, i: int) -> tuple[list, int]:
     while True:
         value, i = _value(text, i)
         result.append(value)
-        i = _skip(text, i)
-        c = text[i:i + 1]
-        if c == "]":
-            return result, i + 1
-        if c != ",":
-            raise JSONDecodeError(f"Expecting ',' delimiter at char {i}")
-        i = _skip(text, i + 1)
+        done, i = _after_member(text, i, "]")
+        if done:
+            return result, i
 
 
 # ---- the Python writer: what _json's encoder writes ----
