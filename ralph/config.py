@@ -26,9 +26,11 @@ class ConfigError(ValueError):
 
 # kind: "int", "number" (int or float), "bool", "str", "path", "command"
 # (string for /bin/sh or list of strings), "choice:a|b", "strings" (list of
-# non-empty strings), "words" (list of single words); a trailing "?" allows
-# None. minimum: a number, or (minimum, maximum).
+# non-empty strings), "words" (list of single words), "regexes" (list of
+# regular expressions of at most MAX_REGEX_CHARS); a trailing "?" allows
+# None. minimum: a number, or (minimum, maximum); for a list, of its length.
 KeyTable = dict[str, tuple[object, str, "float | tuple[float, float] | None"]]
+MAX_REGEX_CHARS = 300
 
 ROLLBACK_KEYS: KeyTable = {
     "policy": ("consecutive", "choice:consecutive|immediate|stop|off", None),
@@ -52,7 +54,6 @@ SCHEMA: dict[str, KeyTable | str] = {
 # the same `file:line: [section] key: ...` form.
 SECTION_CHECKS: dict[str, str] = {
     "sandbox": "ralph.sandbox:sandbox_config",
-    "tests": "ralph.rules.tests_config:section_values",
     "hooks": "ralph.lifecycle.config:section_values",
 }
 
@@ -231,13 +232,26 @@ def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine
         if not isinstance(value, str) or not value:
             raise bad("must be a non-empty string")
         return value
-    if base in ("strings", "words"):
+    if base in ("strings", "words", "regexes"):
         if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
             raise bad(f'must be a list of non-empty strings, e.g. {key} = ["..."]')
+        low, high = minimum if isinstance(minimum, tuple) else (minimum or 0, None)
+        if len(value) < low or high is not None and len(value) > high:
+            raise ConfigError(f"{where}: [{table}] {key}: {len(value)} entries; " + (f"at most {high:g}" if high is not None else f"at least {low:g}"))
         if base == "words":
             for item in value:
                 if len(item.split()) != 1:
                     raise ConfigError(f'{where}: [{table}] {key}: takes single words like "lfs", got {item!r}')
+        if base == "regexes":
+            import re
+
+            for item in value:
+                if len(item) > MAX_REGEX_CHARS:
+                    raise ConfigError(f"{where}: [{table}] {key}: pattern longer than {MAX_REGEX_CHARS} characters: {item[:40]!r}...")
+                try:
+                    re.compile(item)
+                except re.error as e:
+                    raise ConfigError(f"{where}: [{table}] {key}: {item!r} is not a valid regular expression ({e}); fix or remove it") from None
         return tuple(value)
     if base.startswith("choice:"):
         choices = base.split(":", 1)[1].split("|")
@@ -300,6 +314,15 @@ def load_section(root: str, name: str, environ: dict[str, str] | os._Environ[str
     """section_values() of the project's ralph.toml (defaults when there is none)."""
     path = config_path(root, environ)
     return section_values(load_config(root, environ) if path else {}, name, path)
+
+
+def section_or_defaults(root: str, name: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[dict, str | None]:
+    """load_section(), or the section's defaults and why when ralph.toml is
+    broken: for hooks, which must go on (and log the problem)."""
+    try:
+        return load_section(root, name, environ), None
+    except ConfigError as e:
+        return section_values({}, name, None), f"{e}; the [{name}] section is ignored"
 
 
 def config_errors(config: dict, path: str | None, unknown_sections: bool = True) -> list[str]:

@@ -396,18 +396,31 @@ def test_tests_config_declares_commands_and_patterns() -> None:
 
 
 @pytest.mark.parametrize("toml,message", [
-    ('[tests]\ncommands = "make check"\n', "ralph.toml:2: [tests] commands: expected a list"),
+    ('[tests]\ncommands = "make check"\n', "ralph.toml:2: [tests] commands: must be a list of non-empty strings"),
     ('[tests]\n\nfail_patterns = ["(unclosed"]\n', "ralph.toml:3: [tests] fail_patterns: '(unclosed' is not a valid regular expression"),
-    ('[tests]\nbaseline = "sometimes"\n', "ralph.toml:2: [tests] baseline: 'sometimes' is not one of"),
+    ('[tests]\npass_patterns = ["' + "x" * 301 + '"]\n', "ralph.toml:2: [tests] pass_patterns: pattern longer than 300 characters"),
+    ('[tests]\ncommands = [' + ", ".join(['"x"'] * 51) + ']\n', "ralph.toml:2: [tests] commands: 51 entries; at most 50"),
+    ('[tests]\nbaseline = "sometimes"\n', "ralph.toml:2: [tests] baseline: must be one of 'first_runs', 'verify', 'off', got 'sometimes'"),
     ('[tests]\ncomands = ["x"]\n', "ralph.toml:2: [tests] comands: unknown key"),
 ])
 def test_tests_config_errors_name_file_and_line(tmp_path, toml: str, message: str) -> None:
-    from ralph.rules.tests_config import load
+    from ralph.handlers.test_runs import tests_config
 
     (tmp_path / "ralph.toml").write_text(toml)
-    config, problem = load(str(tmp_path), {})
+    config, problem = tests_config(str(tmp_path), {})
     assert problem is not None and message in problem.replace(str(tmp_path) + "/", ""), problem
+    assert problem.endswith("; the [tests] section is ignored")
     assert config.commands == ()
+
+
+def test_tests_config_values() -> None:
+    from ralph.config import section_values
+    from ralph.rules.tests_config import TestsConfig
+
+    values = section_values({"tests": {"commands": [" ./ci/unit.sh ", "make itest"], "fail_patterns": ["^BROKEN"], "baseline": "off"}}, "tests", None)
+    config = TestsConfig.from_values(values)
+    assert config.to_dict() == {"commands": ["./ci/unit.sh", "make itest"], "fail_patterns": ["^BROKEN"], "pass_patterns": [], "baseline": "off"}
+    assert TestsConfig.from_values(section_values({}, "tests", None)).to_dict() == TestsConfig().to_dict()
 
 
 def test_classify_reads_the_tests_section(tmp_path) -> None:

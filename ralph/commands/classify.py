@@ -72,11 +72,13 @@ def main(argv: list[str]) -> int:
     except PayloadError as e:
         sys.stderr.write(f"ralph classify: {e}\n")
         return 2
+    from ralph.config import section_or_defaults
     from ralph.rules.test_outcome import judge_test_run
-    from ralph.rules.tests_config import load
+    from ralph.rules.tests_config import TestsConfig
 
-    # the project's [tests] section (ralph.toml in the current directory), as the hooks use it
-    tests_config, problem = load(os.getcwd(), os.environ)
+    # the project's [tests] section (ralph.toml in the current directory), as the hooks read it
+    values, problem = section_or_defaults(os.getcwd(), "tests", os.environ)
+    tests_config = TestsConfig.from_values(values)
     if problem:
         sys.stderr.write(f"ralph classify: {problem}\n")
     verdict = judge_test_run(command, exit_code, output, tests_config)

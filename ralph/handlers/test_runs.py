@@ -235,12 +235,20 @@ def load_tests_config(call: HookCall) -> object | None:
                 return None  # a config without a [tests] section: no TOML parsing on every Bash call
     except OSError:
         return None
-    from ralph.rules.tests_config import load
-
-    config, problem = load(call.root, call.environ)
+    config, problem = tests_config(call.root, call.environ)
     if problem:
         call.problems.append(problem)
     return config
+
+
+def tests_config(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[object, str | None]:
+    """The project's [tests] section as a TestsConfig (defaults when it is
+    absent or broken), and what is broken."""
+    from ralph.config import section_or_defaults
+    from ralph.rules.tests_config import TestsConfig
+
+    values, problem = section_or_defaults(root, "tests", environ)
+    return TestsConfig.from_values(values), problem
 
 
 def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
@@ -341,9 +349,7 @@ def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: in
     from ralph.project import append_line
     from ralph.rules.rollback_policy import run_record
     from ralph.rules.test_outcome import judge_test_run
-    from ralph.rules.tests_config import load
-
-    config, _problem = load(root, os.environ)
+    config, _problem = tests_config(root, os.environ)
     verdict = judge_test_run(command, exit_code, output, config)
     record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
     record.update(kind="baseline", at=_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
@@ -354,9 +360,7 @@ def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: in
 
 def baseline_mode(root: str) -> str:
     """`[tests] baseline` of the project ("first_runs" when unset or broken)."""
-    from ralph.rules.tests_config import load
-
-    return load(root, os.environ)[0].baseline
+    return tests_config(root, os.environ)[0].baseline
 
 
 def rollback_at_stop(call: HookCall, run: object) -> str | None:

@@ -13,8 +13,9 @@ summaries found nothing; a fail pattern wins over a pass pattern. Declaring a
 command never makes a non-test command's output count: the patterns apply to
 declared commands only.
 
-TESTS_KEYS has the shape of LOOP_KEYS (ralph/loop/settings.py):
-`key -> (default, kind, minimum)`; errors read `<file>:<line>: [tests] key: ...`.
+TESTS_KEYS is the section's schema (ralph.config checks it like every other
+table: errors read `<file>:<line>: [tests] key: ...`). Pure: no file is read
+here.
 """
 from __future__ import annotations
 
@@ -22,12 +23,11 @@ import re
 
 BASELINE_MODES = ("first_runs", "verify", "off")
 MAX_ENTRIES = 50
-MAX_PATTERN = 300
 
-TESTS_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "commands": ((), "list[str]", None),
-    "fail_patterns": ((), "list[regex]", None),
-    "pass_patterns": ((), "list[regex]", None),
+TESTS_KEYS: dict[str, tuple[object, str, tuple[int, int] | None]] = {
+    "commands": ((), "strings", (0, MAX_ENTRIES)),
+    "fail_patterns": ((), "regexes", (0, MAX_ENTRIES)),
+    "pass_patterns": ((), "regexes", (0, MAX_ENTRIES)),
     "baseline": ("first_runs", "choice:" + "|".join(BASELINE_MODES), None),
 }
 
@@ -42,68 +42,16 @@ class TestsConfig:
         self.pass_patterns = tuple(pass_patterns)
         self.baseline = baseline
 
+    @classmethod
+    def from_values(cls, values: dict) -> "TestsConfig":
+        """From the checked [tests] values (ralph.config.section_values)."""
+        return cls(tuple(c.strip() for c in values["commands"]), values["fail_patterns"], values["pass_patterns"], values["baseline"])
+
     def to_dict(self) -> dict:
         return {"commands": list(self.commands), "fail_patterns": list(self.fail_patterns), "pass_patterns": list(self.pass_patterns), "baseline": self.baseline}
 
 
 DEFAULT = TestsConfig()
-
-
-def _where(path: str | None, key: str) -> str:
-    try:
-        from ralph.loop.settings import key_line
-
-        return key_line(path, key, "tests")
-    except Exception:  # noqa: BLE001 - a message without a line beats no message
-        return path or "ralph.toml"
-
-
-def validate(table: object, path: str | None) -> TestsConfig:
-    """The [tests] table as a TestsConfig. Raises ralph.config.ConfigError with file:line."""
-    from ralph.config import ConfigError
-
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path or 'ralph.toml'}: [tests] must be a table")
-    unknown = sorted(set(table) - set(TESTS_KEYS))
-    if unknown:
-        raise ConfigError(f"{_where(path, unknown[0])}: [tests] {unknown[0]}: unknown key; known keys: {', '.join(TESTS_KEYS)}")
-    values: dict[str, object] = {}
-    for key, (default, kind, _minimum) in TESTS_KEYS.items():
-        value = table.get(key, default)
-        where = _where(path, key)
-        if kind.startswith("list["):
-            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ConfigError(f"{where}: [tests] {key}: expected a list of non-empty strings; write e.g. {key} = [\"...\"]")
-            if len(value) > MAX_ENTRIES:
-                raise ConfigError(f"{where}: [tests] {key}: {len(value)} entries; at most {MAX_ENTRIES}")
-            if kind == "list[regex]":
-                for pattern in value:
-                    if len(pattern) > MAX_PATTERN:
-                        raise ConfigError(f"{where}: [tests] {key}: pattern longer than {MAX_PATTERN} characters")
-                    try:
-                        re.compile(pattern)
-                    except re.error as e:
-                        raise ConfigError(f"{where}: [tests] {key}: {pattern!r} is not a valid regular expression ({e}); fix or remove it") from None
-            values[key] = tuple(v.strip() if kind == "list[str]" else v for v in value)
-        elif kind.startswith("choice:"):
-            choices = kind[len("choice:"):].split("|")
-            if value not in choices:
-                raise ConfigError(f"{where}: [tests] {key}: {value!r} is not one of {', '.join(repr(c) for c in choices)}")
-            values[key] = value
-    return TestsConfig(**values)  # type: ignore[arg-type]
-
-
-def load(root: str, environ: dict) -> tuple[TestsConfig, str | None]:
-    """The project's [tests] config (defaults when absent) and a problem message when it is broken."""
-    from ralph.config import ConfigError, config_path, load_config
-
-    try:
-        config = load_config(root, environ)
-        if not config or "tests" not in config:
-            return DEFAULT, None
-        return validate(config["tests"], config_path(root, environ)), None
-    except ConfigError as e:
-        return DEFAULT, f"{e}; the [tests] section is ignored"
 
 
 def pattern_verdict(output: str, config: TestsConfig) -> tuple[str, str] | None:
@@ -119,9 +67,3 @@ def pattern_verdict(output: str, config: TestsConfig) -> tuple[str, str] | None:
                 end = text.find("\n", m.end())
                 return status, text[start:end if end >= 0 else len(text)].strip()[:240]
     return None
-
-
-def section_values(config: dict, path: str | None) -> dict:
-    """[tests] checked for ralph.config's one schema (SECTION_CHECKS): every
-    key with its default; raises ConfigError with file:line."""
-    return validate(config.get("tests", {}), path).to_dict()
