@@ -14,7 +14,6 @@ Stories run in priority order (lower first; file order breaks ties).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -80,6 +79,8 @@ def parse_plan_md(text: str, path: str = "plan.md") -> list[Story]:
 
 
 def parse_prd_json(text: str, path: str = "prd.json") -> list[Story]:
+    import json  # json is imported by the functions that read prd.json: a plan.md never needs it
+
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -185,6 +186,8 @@ def rewrite_plan_md_state(text: str, story_id: str, state: str, path: str = "pla
 
 def _story_object_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the objects in the top-level "userStories" array, in order."""
+    import json
+
     decoder = json.JSONDecoder()
     key = re.compile(r'"userStories"\s*:\s*\[')
     spans: list[tuple[int, int]] = []
@@ -212,6 +215,8 @@ def rewrite_prd_state(text: str, story_id: str, state: str, path: str = "prd.jso
     """Pure: prd.json text with one story's "passes" (and "blocked") set for
     `state`, editing only those values in place; a missing key is inserted
     after "passes" (or re-serialised as a last resort) with the file's indent."""
+    import json
+
     stories = parse_prd_json(text, path)
     index = next((i for i, story in enumerate(stories) if story.id == story_id), None)
     if index is None:
@@ -272,6 +277,8 @@ def _depth_at(text: str, position: int) -> int:
 
 
 def _redump_prd(text: str, index: int, wanted: dict) -> str:
+    import json
+
     data = json.loads(text)
     story = data["userStories"][index]
     story["passes"] = wanted["passes"]

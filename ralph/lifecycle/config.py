@@ -4,15 +4,14 @@ ralph.toml, in that order, plus the executables in `.ralph/hooks/`.
 
 Every problem is collected, each as "<file>:<line>: [hooks.<point>] key: what
 is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
-Import-light (no subprocess): `ralph-loop --dry-run` validates through here.
+Import-light (no subprocess, and no `re` or tomllib until a file has hook
+tables or changed): `ralph-loop --dry-run` validates through here.
 """
 from __future__ import annotations
 
 import os
-import re
 
 from ralph.config import ConfigError
-from ralph.lifecycle import condition as conditions
 from ralph.lifecycle.actions import ACTIONS, action_module
 from ralph.lifecycle.context import export_key, key_for
 from ralph.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
@@ -69,21 +68,22 @@ class Locator:
     """Lines of `[[hooks.x]]` headers and their keys in one TOML file (tomllib
     does not report positions)."""
 
-    HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-    KEY = re.compile(r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*=")
-
     def __init__(self, path: str, text: str) -> None:
+        import re  # here: a file without hook tables needs no Locator (re.compile caches the patterns)
+
+        header = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+        key = re.compile(r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*=")
         self.path = path
         self.tables: dict[str, list[tuple[int, dict[str, int]]]] = {}
         current: dict[str, int] | None = None
         for number, line in enumerate(text.splitlines(), 1):
-            m = self.HEADER.match(line)
+            m = header.match(line)
             if m:
                 name = re.sub(r"\s*\.\s*", ".", m.group(2)).replace('"', "").replace("'", "")
                 current = {}
                 self.tables.setdefault(name, []).append((number, current))
                 continue
-            k = self.KEY.match(line)
+            k = key.match(line)
             if k and current is not None and k.group(1) not in current:
                 current[k.group(1)] = number
 
@@ -224,13 +224,13 @@ def exported_names() -> dict[str, str]:
 
 def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: str) -> None:
     """Add the [[hooks.<point>]] tables of one parsed file to `hooks`."""
-    locator = Locator(path, text)
     section = data.get("hooks")
     if section is None:
         return
     if not isinstance(section, dict):
         hooks.errors.append(f"{path}: hooks must be a table ([hooks] or [[hooks.<point>]]), got {type(section).__name__}")
         return
+    locator = Locator(path, text)
     exports = exported_names()
     settings_where = locator.settings_where()
     for name, value in section.items():
@@ -288,6 +288,8 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
     tree = None
     when = table.get("when")
     if isinstance(when, str):
+        from ralph.lifecycle import condition as conditions  # imports re: only for a hook with `when`
+
         try:
             tree = conditions.parse(when)
             for var, column in conditions.variables(tree):
@@ -318,6 +320,8 @@ def env_flag(environ: dict | os._Environ, name: str) -> bool:
 
 
 def flag_name(name: str) -> str:
+    import re
+
     return "RALPH_HOOK_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper() + "_ENABLED"
 
 
@@ -372,8 +376,12 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     hooks = HookSet()
     project_text = ""
     if config_path and os.path.isfile(config_path):
+        from ralph.config import cached_parse, read_text
+
         try:
-            config, project_text = read_toml(config_path)
+            # the project's parse cache: an unchanged ralph.toml costs no tomllib import
+            project_text = read_text(config_path)
+            config = cached_parse(root, project_text, config_path)
         except ConfigError as e:
             hooks.errors.append(str(e))
             config = {}
