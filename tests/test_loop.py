@@ -394,6 +394,31 @@ def test_dry_run_prints_story_and_prompt_and_writes_nothing(tmp_path) -> None:
     assert p.invocations() == 0
 
 
+def test_dry_run_imports_only_what_it_needs(tmp_path) -> None:
+    """`ralph-loop --dry-run` has a start-up budget of about one bare Python
+    start (scripts/bench.py): with the parsed ralph.toml cached, it reads no
+    TOML, no JSON and no arguments beyond flags, and runs nothing."""
+    from tests.loop_support import RALPH_LOOP
+
+    p = Project(tmp_path, PLAN3, config='[loop]\nagent_command = ["true"]\nmax_iterations = 7\n')
+
+    def imported(*argv: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=p.root, env=p.env(),
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    first = imported(RALPH_LOOP, "--dry-run")  # parses ralph.toml and caches it
+    assert "tomllib" in first
+    start_up = imported("-c", "pass")  # what site and .pth files import, whoever runs
+    warm = imported(RALPH_LOOP, "--dry-run", "-q") - start_up
+    assert "ralph.commands.loop" in warm and "ralph.plan" in warm
+    assert not warm & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "secrets", "subprocess"}, sorted(warm)
+    result = p.run_loop("--dry-run", agent=None)
+    assert result.returncode == 0 and "next story: US-001: Add greeting" in result.stdout, result.stderr
+    assert "stage: build · agent: true · verify: (none configured)" in result.stdout
+
+
 def test_status_command(tmp_path) -> None:
     from tests.conftest import RALPH
 

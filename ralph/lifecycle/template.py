@@ -16,7 +16,6 @@ command. `${RALPH_...}` with an unknown name is a config error (a typo).
 from __future__ import annotations
 
 import re
-import shlex
 
 from ralph.lifecycle.context import VARIABLES, key_for
 
@@ -104,6 +103,8 @@ def for_shell(command: str, exports: dict[str, str] | None = None) -> str:
 
 def for_people(command: str, values: dict[str, str], exports: dict[str, str] | None = None) -> str:
     """The command with each value shell-quoted in place (what it means)."""
+    import shlex  # here: the dry run validates commands without showing them
+
     def render(key: str, state: str) -> str:
         quoted = shlex.quote(values.get(key, ""))
         return state + quoted + state if state else quoted
