@@ -410,13 +410,18 @@ def test_dry_run_imports_only_what_it_needs(tmp_path) -> None:
 
     first = imported(RALPH_LOOP, "--dry-run")  # parses ralph.toml and caches it
     assert "tomllib" in first
+    from ralph.failures import record_failure
+
+    # an earlier iteration's failure, which the prompt shows
+    record_failure(os.path.join(p.root, ".ralph"), {"story": "US-001", "iteration": 1, "kind": "verify", "summary": "tests failed"})
     start_up = imported("-c", "pass")  # what site and .pth files import, whoever runs
     warm = imported(RALPH_LOOP, "--dry-run", "-q") - start_up
-    assert "ralph.commands.loop" in warm and "ralph.plan" in warm
+    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.failures" in warm
     assert not warm & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "secrets", "subprocess"}, sorted(warm)
     result = p.run_loop("--dry-run", agent=None)
     assert result.returncode == 0 and "next story: US-001: Add greeting" in result.stdout, result.stderr
     assert "stage: build · agent: true · verify: (none configured)" in result.stdout
+    assert "- iteration 1 (verify): tests failed" in result.stdout
 
 
 def test_status_command(tmp_path) -> None:

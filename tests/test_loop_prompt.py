@@ -94,7 +94,10 @@ def test_format_command() -> None:
 
 
 def test_failure_context_reads_the_failures_file(tmp_path) -> None:
-    assert prompt.FAILURES_FILE == failures.FAILURES_FILE
     assert failure_context(str(tmp_path), "US-1") == "(none)"
-    failures.record_failure(str(tmp_path), {"story": "US-1", "iteration": 2, "kind": "verify", "summary": "tests failed"})
-    assert failure_context(str(tmp_path), "US-1") == "- iteration 2 (verify): tests failed"
+    failures.record_failure(str(tmp_path), {"story": "US-1", "iteration": 2, "kind": "verify", "summary": "tests failed",
+                                            "excerpt": "E   assert 1 == 2 (ü)"})
+    failures.record_failure(str(tmp_path), {"story": "US-2", "iteration": 3, "kind": "verify", "summary": "other story"})
+    with open(tmp_path / failures.FAILURES_FILE, "a", encoding="utf-8") as f:
+        f.write('not json\n[1]\n\ufeff{"story": "US-1"}\n')  # skipped: not one JSON object per line
+    assert failure_context(str(tmp_path), "US-1") == "- iteration 2 (verify): tests failed\n  ```\n  E   assert 1 == 2 (ü)\n  ```"

@@ -22,7 +22,6 @@ DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
 MAX_PROGRESS_CHARS = 4000
 MAX_PLAN_CHARS = 20000
 MAX_FAILURE_EXCERPT = 1500
-FAILURES_FILE = "failures.jsonl"  # ralph.failures.FAILURES_FILE (a test checks they agree)
 # shlex.quote's safe characters (`[\w@%+=:,./-]`, ASCII): shlex imports re
 _SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
@@ -125,8 +124,6 @@ def tail_text(path: str, limit: int) -> str:
 
 def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
     """The newest failures recorded for this story (any run), as prompt text."""
-    if not os.path.exists(os.path.join(state_dir, FAILURES_FILE)):
-        return "(none)"  # and no import of ralph.failures, which imports json (and with it re)
     from ralph.failures import recent_failures
 
     found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
