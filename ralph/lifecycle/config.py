@@ -4,8 +4,8 @@ ralph.toml, in that order, plus the executables in `.ralph/hooks/`.
 
 Every problem is collected, each as "<file>:<line>: [hooks.<point>] key: what
 is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
-Import-light (no subprocess, and no `re` or tomllib until a file has hook
-tables or changed): `ralph-loop --dry-run` validates through here.
+Import-light (no subprocess, no `re`, and no tomllib for an unchanged file):
+`ralph-loop --dry-run` validates through here.
 """
 from __future__ import annotations
 
@@ -64,28 +64,78 @@ class Where(str):
         return f"{self.path}:{line}" if line else str(self)
 
 
+# A table header and a key line, as these regular expressions define them
+# (group 2 of HEADER is the table's name, group 1 of KEY the key); matched by
+# hand (header_name(), key_name(); tests/test_lifecycle_hand_parsers.py holds them
+# to the expressions): `re` would cost `ralph-loop --dry-run` more than this.
+HEADER = r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
+KEY = r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*="
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def header_name(line: str) -> str | None:
+    """HEADER's group 2 for a line without line breaks, None when it does not match."""
+    start = len(line) - len(line.lstrip())  # `\s` is str.isspace(), as strip() uses
+    if not line.startswith("[", start):
+        return None
+    # `\[\[?` takes `[[` when it can, and gives one back when the rest fails
+    for opened in ((start + 2, start + 1) if line.startswith("[", start + 1) else (start + 1,)):
+        close = line.find("]", opened)
+        if close < 0:
+            return None
+        inside = line[opened:close]
+        if not inside:
+            continue
+        after = close + 2 if line.startswith("]", close + 1) else close + 1
+        rest = line[after:].lstrip()
+        if rest and not rest.startswith("#"):
+            continue
+        # `\s*` greedy, then the lazy name, then `\s*`: the name is the inside
+        # without its blanks, or the last blank of an inside made of blanks
+        return inside.strip() or inside[-1]
+    return None
+
+
+def key_name(line: str) -> str | None:
+    """KEY's group 1 for a line without line breaks, None when it does not match."""
+    start = len(line) - len(line.lstrip())
+    if line.startswith(('"', "'"), start):
+        start += 1
+    end = start
+    while end < len(line) and line[end] in _KEY_CHARS:
+        end += 1
+    if end == start:
+        return None
+    equals = end + 1 if line.startswith(('"', "'"), end) else end
+    return line[start:end] if line[equals:].lstrip().startswith("=") else None
+
+
+def dotted_name(name: str) -> str:
+    """re.sub(r"\\s*\\.\\s*", ".", name): blanks around each dot dropped."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return name
+    return ".".join([parts[0].rstrip(), *(part.strip() for part in parts[1:-1]), parts[-1].lstrip()])
+
+
 class Locator:
     """Lines of `[[hooks.x]]` headers and their keys in one TOML file (tomllib
     does not report positions)."""
 
     def __init__(self, path: str, text: str) -> None:
-        import re  # here: a file without hook tables needs no Locator (re.compile caches the patterns)
-
-        header = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-        key = re.compile(r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*=")
         self.path = path
         self.tables: dict[str, list[tuple[int, dict[str, int]]]] = {}
         current: dict[str, int] | None = None
         for number, line in enumerate(text.splitlines(), 1):
-            m = header.match(line)
-            if m:
-                name = re.sub(r"\s*\.\s*", ".", m.group(2)).replace('"', "").replace("'", "")
+            header = header_name(line)
+            if header is not None:
+                name = dotted_name(header).replace('"', "").replace("'", "")
                 current = {}
                 self.tables.setdefault(name, []).append((number, current))
                 continue
-            k = key.match(line)
-            if k and current is not None and k.group(1) not in current:
-                current[k.group(1)] = number
+            key = key_name(line)
+            if key is not None and current is not None and key not in current:
+                current[key] = number
 
     def where(self, table: str, occurrence: int) -> Where:
         found = self.tables.get(table, [])
@@ -320,9 +370,8 @@ def env_flag(environ: dict | os._Environ, name: str) -> bool:
 
 
 def flag_name(name: str) -> str:
-    import re
-
-    return "RALPH_HOOK_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper() + "_ENABLED"
+    """RALPH_HOOK_<NAME>_ENABLED, every character but ASCII letters and digits as `_`."""
+    return "RALPH_HOOK_" + "".join(c if c in _KEY_CHARS and c not in "_-" else "_" for c in name).upper() + "_ENABLED"
 
 
 def load_dir_hooks(hooks: HookSet, root: str) -> None:
