@@ -272,14 +272,39 @@ def exported_names() -> dict[str, str]:
     return names
 
 
+# A project file's hooks as section_values() (ralph.config's check of every
+# section) found them, for the load_hooks() that follows it in the same
+# process (ralph-loop checks its config, then loads its hooks): validating
+# every hook twice was a tenth of a dry run. Taken once, so no HookSpec is
+# shared, and only for the same path, text and parsed data.
+_checked: dict[tuple[str, str], tuple[str, dict, HookSet]] = {}
+
+
 def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: str) -> None:
     """Add the [[hooks.<point>]] tables of one parsed file to `hooks`."""
+    checked = _checked.pop((path, source), None)
+    if checked is not None and checked[0] == text and checked[1] == data:
+        part = checked[2]
+    else:
+        part = file_hooks(data, text, path, source)
+    for point, specs in part.by_point.items():
+        hooks.by_point[point] += specs
+    hooks.errors += part.errors
+    hooks.warnings += part.warnings
+    hooks.settings.update(part.settings)
+
+
+def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
+    """The [[hooks.<point>]] tables of one parsed file, validated; .settings
+    holds only the [hooks] settings the file sets."""
+    hooks = HookSet()
+    hooks.settings = {}
     section = data.get("hooks")
     if section is None:
-        return
+        return hooks
     if not isinstance(section, dict):
         hooks.errors.append(f"{path}: hooks must be a table ([hooks] or [[hooks.<point>]]), got {type(section).__name__}")
-        return
+        return hooks
     locator = Locator(path, text)
     exports = exported_names()
     settings_where = locator.settings_where()
@@ -315,6 +340,7 @@ def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: st
             spec = validate_table(hooks, point, name, table, where, source, exports)
             if spec is not None:
                 hooks.by_point[point].append(spec)
+    return hooks
 
 
 def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Where, source: str,
@@ -460,7 +486,6 @@ def section_values(config: dict, path: str | None) -> dict:
     """[hooks] of the project's ralph.toml checked for ralph.config's one
     schema (SECTION_CHECKS): every lifecycle and event hook table, each error
     with file:line; raises ConfigError listing them all."""
-    hooks = HookSet()
     text = ""
     if path and os.path.isfile(path):
         try:
@@ -469,9 +494,12 @@ def section_values(config: dict, path: str | None) -> dict:
             text = read_text(path)
         except ConfigError:
             pass  # the read error itself is reported by the caller's load
-    load_file_hooks(hooks, config, text, path or "ralph.toml", "project")
-    require_valid(hooks)
-    return dict(hooks.settings)
+    part = file_hooks(config, text, path or "ralph.toml", "project")
+    require_valid(part)
+    _checked[(path or "ralph.toml", "project")] = (text, config, part)
+    settings = {k: v for k, (v, _, _) in SETTINGS_KEYS.items()}
+    settings.update(part.settings)
+    return settings
 
 
 def require_valid(hooks: HookSet) -> HookSet:
