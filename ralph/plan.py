@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 # The plan.md grammar, one line at a time. These regular expressions define
-# it; the functions below match exactly what they match (tests/test_plan.py
+# it; the functions below match exactly what they match (tests/test_plan_grammar.py
 # proves it against them), by hand, because importing `re` costs
 # `ralph-loop --dry-run` more than all the rest of its work.
 STORY_LINE = r"^(?P<indent>[ \t]*)[-*+] \[(?P<box>[^\]]?)\][ \t]+(?P<rest>.*?)[ \t]*$"
