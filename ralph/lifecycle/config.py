@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 
 from ralph.config import ConfigError
-from ralph.lifecycle.actions import ACTIONS, action_module
-from ralph.lifecycle.context import export_key, key_for
 from ralph.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 
 ON_FAILURE = ("continue", "abort", "retry")
@@ -264,6 +262,9 @@ def read_toml(path: str) -> tuple[dict, str]:
 
 def exported_names() -> dict[str, str]:
     """Names actions export (RALPH_HOOK_RESPONSE, ...): usable in templates and `when`."""
+    from ralph.lifecycle.actions import ACTIONS, action_module
+    from ralph.lifecycle.context import export_key
+
     names: dict[str, str] = {}
     for type_name in ACTIONS:
         module = action_module(type_name)
@@ -346,6 +347,11 @@ def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
 def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Where, source: str,
                    exports: dict) -> HookSpec | None:
     """The hook as a HookSpec with defaults filled in; None (errors added) when invalid."""
+    # the action and context tables only for a file with hook tables: a
+    # project without any (the common dry run) imports neither
+    from ralph.lifecycle.actions import ACTIONS, action_module
+    from ralph.lifecycle.context import key_for
+
     table_name = f"hooks.{name}"
     type_name = table.get("type", "shell")
     errors: list[str] = []
