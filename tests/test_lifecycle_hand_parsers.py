@@ -104,13 +104,13 @@ def test_generated_tokens_agree(source: str) -> None:
     assert_tokens_agree(source)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(["\\", "n", "\n", "'", "a", "\\\\", "é"]), max_size=8).map("".join))
 def test_unescape_agrees(text: str) -> None:
     assert condition.unescape(text) == re.sub(r"\\(.)", r"\1", text)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(["-", "1", "٣", "²", ".", " ", "x", "0"]), max_size=6).map("".join))
 def test_number_agrees(text: str) -> None:
     stripped = text.strip()
