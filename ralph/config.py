@@ -59,10 +59,11 @@ SECTION_CHECKS: dict[str, str] = {
 
 
 def _resolve(ref: str) -> object:
-    import importlib
+    import sys
 
     module, attr = ref.split(":")
-    return getattr(importlib.import_module(module), attr)
+    __import__(module)  # not importlib.import_module: importing importlib (and warnings) costs the dry run
+    return getattr(sys.modules[module], attr)
 
 
 def keys_of(name: str) -> KeyTable:

@@ -8,10 +8,10 @@ run_id, iteration, story, kind ("test_failure", "rollback", "verify",
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from ralph import fastjson
 from ralph.project import append_line, read_lines, rotate_if_larger
 
 FAILURES_FILE = "failures.jsonl"
@@ -21,6 +21,8 @@ MAX_FIELD = 2000  # every other string in a record
 
 
 def record_failure(state_dir: str, record: dict) -> None:
+    import json  # here: reading failures (every prompt, `ralph-loop --dry-run`) needs only the C scanner
+
     path = os.path.join(state_dir, FAILURES_FILE)
     rotate_if_larger(path, MAX_BYTES)
     from ralph.rules.redact import redact
@@ -39,7 +41,7 @@ def recent_failures(state_dir: str, run_id: str | None = None, limit: int = 3) -
     found: list[dict] = []
     for line in reversed(read_lines(os.path.join(state_dir, FAILURES_FILE), max_bytes=MAX_BYTES * 2)):
         try:
-            entry = json.loads(line)
+            entry = fastjson.loads(line)
         except ValueError:
             continue
         if not isinstance(entry, dict):

@@ -14,14 +14,82 @@ Stories run in priority order (lower first; file order breaks ties).
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 
-STORY_LINE = re.compile(r"^(?P<indent>[ \t]*)[-*+] \[(?P<box>[^\]]?)\][ \t]+(?P<rest>.*?)[ \t]*$")
-STORY_ID = re.compile(r"^(?P<id>[A-Za-z][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?P<title>.*)$")
-CRITERION_BULLET = re.compile(r"^[ \t]+(?:[-*+](?:[ \t]+\[[^\]]?\])?[ \t]+)?(?P<text>\S.*?)[ \t]*$")
+# The plan.md grammar, one line at a time. These regular expressions define
+# it; the functions below match exactly what they match (tests/test_plan_grammar.py
+# proves it against them), by hand, because importing `re` costs
+# `ralph-loop --dry-run` more than all the rest of its work.
+STORY_LINE = r"^(?P<indent>[ \t]*)[-*+] \[(?P<box>[^\]]?)\][ \t]+(?P<rest>.*?)[ \t]*$"
+STORY_ID = r"^(?P<id>[A-Za-z][A-Za-z0-9_.-]*)[ \t]*:[ \t]*(?P<title>.*)$"
+CRITERION_BULLET = r"^[ \t]+(?:[-*+](?:[ \t]+\[[^\]]?\])?[ \t]+)?(?P<text>\S.*?)[ \t]*$"
 BOX_STATES = {" ": "todo", "": "todo", "x": "done", "X": "done", "!": "blocked"}
+BOX_OFFSET = 3  # where a story line's box starts: `- [` is three characters
+
+_BLANK = " \t"
+_BULLETS = "-*+"
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_ID_CHARS = _ASCII_LETTERS | frozenset("0123456789_.-")
+
+
+def _skip_blanks(line: str, index: int) -> int:
+    while index < len(line) and line[index] in _BLANK:
+        index += 1
+    return index
+
+
+def _box_end(line: str, index: int) -> int:
+    """Index of the `]` closing a checkbox whose `[` is just before
+    `index` (`\\[[^\\]]?\\]`: zero or one character inside), -1 when none."""
+    if index < len(line) and line[index] == "]":
+        return index
+    if index + 1 < len(line) and line[index + 1] == "]":
+        return index + 1
+    return -1
+
+
+def story_line(line: str) -> tuple[str, str] | None:
+    """(box, rest) of a line STORY_LINE matches with an empty indent (a
+    story; an indented one is a criterion), None for any other line. The box
+    starts at BOX_OFFSET. The line holds no line break (str.splitlines)."""
+    if len(line) < 4 or line[0] not in _BULLETS or line[1] != " " or line[2] != "[":
+        return None
+    close = _box_end(line, BOX_OFFSET)
+    if close < 0 or close + 1 >= len(line) or line[close + 1] not in _BLANK:
+        return None
+    return line[BOX_OFFSET:close], line[close + 1:].strip(_BLANK)
+
+
+def story_id(rest: str) -> tuple[str, str] | None:
+    """(id, title) of a story line's rest, as STORY_ID matches it; None when it has no id."""
+    if not rest or rest[0] not in _ASCII_LETTERS:
+        return None
+    end = 1
+    while end < len(rest) and rest[end] in _ID_CHARS:
+        end += 1
+    colon = _skip_blanks(rest, end)
+    if colon >= len(rest) or rest[colon] != ":":
+        return None
+    return rest[:end], rest[colon + 1:].lstrip(_BLANK)
+
+
+def criterion_text(line: str) -> str | None:
+    """The text of an indented line, as CRITERION_BULLET matches it (a
+    bullet and a checkbox in front are dropped); None when it does not match."""
+    start = _skip_blanks(line, 0)
+    if start == 0 or start == len(line) or line[start].isspace():  # `\S` is `not str.isspace()`
+        return None
+    if line[start] in _BULLETS:
+        after_bullet = _skip_blanks(line, start + 1)
+        if after_bullet > start + 1 and after_bullet < len(line):
+            if line[after_bullet] == "[":  # `- [ ] text`: the checkbox goes too, when text follows it
+                close = _box_end(line, after_bullet + 1)
+                text = _skip_blanks(line, close + 1) if close >= 0 else -1
+                if close >= 0 and text > close + 1 and text < len(line) and not line[text].isspace():
+                    return line[text:].rstrip(_BLANK)
+            if not line[after_bullet].isspace():
+                return line[after_bullet:].rstrip(_BLANK)
+    return line[start:].rstrip(_BLANK)
 
 
 class PlanError(ValueError):
@@ -53,33 +121,35 @@ def parse_plan_md(text: str, path: str = "plan.md") -> list[Story]:
     current: Story | None = None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.lstrip("\ufeff") if number == 1 else raw
-        match = STORY_LINE.match(line)
-        if match and not match.group("indent"):
-            box = match.group("box")
+        story = story_line(line)
+        if story is not None:
+            box, rest = story
             if box not in BOX_STATES:
                 raise PlanError(f"{path}:{number}: unknown checkbox [{box}]; use [ ] (to do), [x] (done) or [!] (blocked)")
-            id_match = STORY_ID.match(match.group("rest"))
-            if not id_match:
+            found = story_id(rest)
+            if found is None:
                 raise PlanError(
                     f"{path}:{number}: story line has no id; write it as `- [ ] US-001: title` (got {line.strip()!r})"
                 )
-            story_id = id_match.group("id")
-            if story_id in seen:
-                raise PlanError(f"{path}:{number}: story {story_id} already defined on line {seen[story_id]}")
-            seen[story_id] = number
-            current = Story(story_id, id_match.group("title"), BOX_STATES[box], [], number, len(stories))
+            id_, title = found
+            if id_ in seen:
+                raise PlanError(f"{path}:{number}: story {id_} already defined on line {seen[id_]}")
+            seen[id_] = number
+            current = Story(id_, title, BOX_STATES[box], [], number, len(stories))
             stories.append(current)
             continue
         if current is not None and line.strip():
-            crit = CRITERION_BULLET.match(line)
-            if crit:
-                current.criteria.append(crit.group("text"))
+            text = criterion_text(line)
+            if text is not None:
+                current.criteria.append(text)
                 continue
             current = None  # an unindented line ends the story's criteria
     return stories
 
 
 def parse_prd_json(text: str, path: str = "prd.json") -> list[Story]:
+    import json  # json is imported by the functions that read prd.json: a plan.md never needs it
+
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -173,18 +243,20 @@ def rewrite_plan_md_state(text: str, story_id: str, state: str, path: str = "pla
     body = raw.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
     ending = raw[len(body):]
     bom = "\ufeff" if story.line == 1 and body.startswith("\ufeff") else ""
-    match = STORY_LINE.match(body[len(bom):])
-    if match is None:  # cannot happen: the parser matched this line
+    found = story_line(body[len(bom):])
+    if found is None:  # cannot happen: the parser matched this line
         raise PlanError(f"{path}:{story.line}: story line changed while rewriting")
-    start, end = match.span("box")
-    start += len(bom)
-    end += len(bom)
+    start = BOX_OFFSET + len(bom)
+    end = start + len(found[0])
     lines[story.line - 1] = body[:start] + PLAN_BOXES[state] + body[end:] + ending
     return "".join(lines)
 
 
 def _story_object_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the objects in the top-level "userStories" array, in order."""
+    import json
+    import re
+
     decoder = json.JSONDecoder()
     key = re.compile(r'"userStories"\s*:\s*\[')
     spans: list[tuple[int, int]] = []
@@ -212,6 +284,9 @@ def rewrite_prd_state(text: str, story_id: str, state: str, path: str = "prd.jso
     """Pure: prd.json text with one story's "passes" (and "blocked") set for
     `state`, editing only those values in place; a missing key is inserted
     after "passes" (or re-serialised as a last resort) with the file's indent."""
+    import json
+    import re
+
     stories = parse_prd_json(text, path)
     index = next((i for i, story in enumerate(stories) if story.id == story_id), None)
     if index is None:
@@ -272,6 +347,9 @@ def _depth_at(text: str, position: int) -> int:
 
 
 def _redump_prd(text: str, index: int, wanted: dict) -> str:
+    import json
+    import re
+
     data = json.loads(text)
     story = data["userStories"][index]
     story["passes"] = wanted["passes"]

@@ -154,3 +154,33 @@ def test_the_init_template_is_valid_with_every_key_uncommented(tmp_path, monkeyp
     assert set(COMMON_KEYS) | set(KEYS) <= set(lint.table) and lint["name"] == "lint"
     shown = set(re.findall(r"(?m)^# ([a-z_]+) =", text))
     assert set(COMMON_KEYS) | set(KEYS) | {"disable_global_hooks", "dir", "dir_timeout"} <= shown | {"prompt"}
+
+
+def test_the_config_check_hands_its_validated_hooks_to_the_load_once(tmp_path, monkeypatch) -> None:
+    """ralph-loop checks ralph.toml (every section), then loads its hooks: the
+    project file's hooks are validated once, handed over for the same text
+    only, and never shared between two loads."""
+    from ralph.config import check_config
+    from ralph.lifecycle import config as hook_config
+
+    p = HookProject(tmp_path, '[hooks]\ndir_timeout = 7\n\n[[hooks.post_iteration]]\nname = "p"\ncommand = "@RECORD@ project"\n'
+                              'when = "${ITERATION} > 1"\n',
+                    global_config='[hooks]\ndir = "elsewhere"\n\n' + GLOBAL)
+    validated: list[str] = []
+    original = hook_config.file_hooks
+    monkeypatch.setattr(hook_config, "file_hooks", lambda data, text, path, source: validated.append(source) or original(data, text, path, source))
+
+    def summary(hooks: object) -> list:
+        return [(s.point, s.source, s.get("command"), s.condition, s.disabled) for s in hooks.all()]  # type: ignore[attr-defined]
+
+    check_config(p.root, p.environ())
+    handed = require_valid(p.hooks(monkeypatch))
+    assert validated == ["project", "global"]  # the project file was not validated again
+    again = require_valid(p.hooks(monkeypatch))
+    assert validated == ["project", "global", "global", "project"]  # the hand-over is taken once
+    assert summary(handed) == summary(again) and [s.source for s in handed.by_point["post_iteration"]] == ["global", "project"]
+    assert handed.settings == again.settings == {"disable_global_hooks": False, "dir": "elsewhere", "dir_timeout": 7}
+    assert not {id(s) for s in handed.all()} & {id(s) for s in again.all()}
+    check_config(p.root, p.environ())
+    p.write_config('[[hooks.post_iteration]]\ncommand = "@RECORD@ changed"\n')  # edited in between: validated afresh
+    assert [s.get("command").split()[-1] for s in p.hooks(monkeypatch).by_point["post_iteration"]] == ["global", "changed"]

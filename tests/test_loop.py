@@ -394,6 +394,66 @@ def test_dry_run_prints_story_and_prompt_and_writes_nothing(tmp_path) -> None:
     assert p.invocations() == 0
 
 
+def test_dry_run_imports_only_what_it_needs(tmp_path) -> None:
+    """`ralph-loop --dry-run` has a start-up budget of about one bare Python
+    start (scripts/bench.py): with the parsed ralph.toml cached, it reads no
+    TOML, no JSON and no arguments beyond flags, and runs nothing."""
+    from tests.loop_support import RALPH_LOOP
+
+    p = Project(tmp_path, PLAN3, config='[loop]\nagent_command = ["true"]\nmax_iterations = 7\n')
+
+    def imported(*argv: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=p.root, env=p.env(),
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    first = imported(RALPH_LOOP, "--dry-run")  # parses ralph.toml and caches it
+    assert "tomllib" in first
+    from ralph.failures import record_failure
+
+    # an earlier iteration's failure, which the prompt shows
+    record_failure(os.path.join(p.root, ".ralph"), {"story": "US-001", "iteration": 1, "kind": "verify", "summary": "tests failed"})
+    start_up = imported("-c", "pass")  # what site and .pth files import, whoever runs
+    warm = imported(RALPH_LOOP, "--dry-run", "-q") - start_up
+    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.failures" in warm
+    assert not warm & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "secrets", "subprocess"}, sorted(warm)
+    result = p.run_loop("--dry-run", agent=None)
+    assert result.returncode == 0 and "next story: US-001: Add greeting" in result.stdout, result.stderr
+    assert "stage: build · agent: true · verify: (none configured)" in result.stdout
+    assert "- iteration 1 (verify): tests failed" in result.stdout
+
+
+def test_dry_run_checks_hooks_without_re(tmp_path) -> None:
+    """Lifecycle hooks with conditions, templates and a hooks-dir executable
+    are all checked by the dry run, with the hand-written parsers (no re) and
+    no module an action needs only to run."""
+    from tests.loop_support import RALPH_LOOP
+
+    config = ('[loop]\nagent_command = ["true"]\n\n[hooks]\ndir_timeout = 10\n\n'
+              '[[ hooks.pre_iteration ]]  # spaced header\nname = "check"\ncommand = "echo {{task_id}} ${STAGE}"\n'
+              'when = "${ITERATION} % 2 == 0 && ${STAGE} == \'build\'"\npipe_output = true\n\n'
+              '[[hooks.session_end]]\ncommand = ["true"]\non_failure = "retry"\nretries = 2\n')
+    p = Project(tmp_path, PLAN3, config=config)
+    p.write(".ralph/hooks/started", "#!/bin/sh\nexit 0\n")
+    os.chmod(os.path.join(p.root, ".ralph/hooks/started"), 0o755)
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=p.root, env=p.env(), capture_output=True, text=True, timeout=60)
+
+    run(RALPH_LOOP, "--dry-run")  # caches the parsed ralph.toml
+    start_up = {line.rsplit("|", 1)[-1].strip() for line in run("-c", "pass").stderr.splitlines() if line.startswith("import time:")}
+    done = run(RALPH_LOOP, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "hooks: session_start 1, pre_iteration 1, session_end 1 (details: ralph hooks list)" in done.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")} - start_up
+    assert {"ralph.lifecycle.condition", "ralph.lifecycle.template"} <= imported
+    assert not imported & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "subprocess"}, sorted(imported)
+    p.write("ralph.toml", config.replace("== 0", "= 0"))  # a syntax error: reported with its line, as before
+    done = run(RALPH_LOOP, "--dry-run")
+    assert done.returncode == 2 and "ralph.toml:10: [hooks.pre_iteration] when: unexpected '=' at column 18" in done.stderr, done.stderr
+
+
 def test_status_command(tmp_path) -> None:
     from tests.conftest import RALPH
 

@@ -131,3 +131,49 @@ def test_plain_output_has_no_escape_codes() -> None:
     display.output(b"partial line")
     display.message("done")
     assert out.getvalue() == "partial line\nralph-loop: done\n"
+
+
+def argparse_args(argv: list[str]) -> dict:
+    """What argparse makes of argv (parse_args without the flags-only shortcut)."""
+    import argparse
+
+    from ralph.commands import loop
+
+    parser = argparse.ArgumentParser(prog="ralph-loop")
+    for flags, options in loop.OPTIONS:
+        parser.add_argument(*flags, **options)
+    return vars(parser.parse_args(argv))
+
+
+def test_flag_only_command_lines_read_as_argparse_reads_them() -> None:
+    import itertools
+
+    from ralph.commands.loop import OPTIONS, parse_args, plain_flags
+
+    switches = [flag for flags, options in OPTIONS if options.get("action") == "store_true" for flag in flags]
+    assert {"--dry-run", "--once", "-q", "--quiet"} <= set(switches)
+    lines = [[]] + [list(line) for size in (1, 2, 3) for line in itertools.product(switches, repeat=size)]
+    for argv in lines:
+        quick = plain_flags(argv)
+        assert quick is not None and vars(quick) == argparse_args(argv), argv
+        assert vars(parse_args(argv)) == argparse_args(argv), argv
+    for argv in (["--dry"], ["-qC", "."], ["--dry-run", "--plan", "p.md"], ["--dry-run=1"], ["--"], ["-h"], ["x"],
+                 ["--max-iterations", "3"], ["-C", "."], ["--mode", "plan"]):
+        assert plain_flags(argv) is None, argv  # argparse reads these, with its own errors and help
+    assert vars(parse_args(["--dry", "-C", ".", "--max-iterations", "3"])) == argparse_args(["--dry", "-C", ".", "--max-iterations", "3"])
+
+
+def test_usage_errors_and_help_are_argparse_s(capsys) -> None:
+    from ralph.commands.loop import parse_args
+
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--max-iterations", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --max-iterations: must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--dry-run", "--bogus"])
+    assert exit_info.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and out.startswith("usage: ralph-loop") and "--dry-run" in out and "exit codes:" in out

@@ -27,26 +27,6 @@ config: [loop] in ralph.toml (see README, section ralph-loop).
 """
 
 
-def parse_args(argv: list[str]) -> object:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="ralph-loop", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--plan", help="plan file (plan.md or prd.json); default: .ralph/plan.md, .ralph/prd.json, or the newest .ralph/PRD-N/")
-    parser.add_argument("--prompt", help="prompt template for build iterations (default: the packaged PROMPT.md)")
-    parser.add_argument("--mode", choices=("build", "plan"), help="run one stage of this mode instead of the configured pipeline")
-    parser.add_argument("--max-iterations", type=_positive_int, metavar="N", help="stop after N iterations in all")
-    parser.add_argument("--once", action="store_true", help="run one iteration, then stop")
-    parser.add_argument("--dry-run", action="store_true", help="print the next story and its full prompt, run nothing")
-    parser.add_argument("--agent", metavar="CMD", help="agent command (run by /bin/sh; the prompt arrives on stdin)")
-    parser.add_argument("--verify", metavar="CMD", help="verify command that must pass before a story counts as done")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="agent timeout per iteration")
-    parser.add_argument("--no-progress-limit", type=int, metavar="N", help="stop after N iterations without progress (0: never)")
-    parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the current one)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="do not stream the agent's output to the terminal")
-    return parser.parse_args(argv)
-
-
 def _positive_int(text: str) -> int:
     import argparse
 
@@ -57,6 +37,64 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+# The options, defined once: (flags, argparse.add_argument keywords).
+OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
+    (("--plan",), {"help": "plan file (plan.md or prd.json); default: .ralph/plan.md, .ralph/prd.json, or the newest .ralph/PRD-N/"}),
+    (("--prompt",), {"help": "prompt template for build iterations (default: the packaged PROMPT.md)"}),
+    (("--mode",), {"choices": ("build", "plan"), "help": "run one stage of this mode instead of the configured pipeline"}),
+    (("--max-iterations",), {"type": _positive_int, "metavar": "N", "help": "stop after N iterations in all"}),
+    (("--once",), {"action": "store_true", "help": "run one iteration, then stop"}),
+    (("--dry-run",), {"action": "store_true", "help": "print the next story and its full prompt, run nothing"}),
+    (("--agent",), {"metavar": "CMD", "help": "agent command (run by /bin/sh; the prompt arrives on stdin)"}),
+    (("--verify",), {"metavar": "CMD", "help": "verify command that must pass before a story counts as done"}),
+    (("--timeout",), {"type": float, "metavar": "SECONDS", "help": "agent timeout per iteration"}),
+    (("--no-progress-limit",), {"type": int, "metavar": "N", "help": "stop after N iterations without progress (0: never)"}),
+    (("-C", "--directory"), {"metavar": "DIR", "help": "project directory (default: the current one)"}),
+    (("-q", "--quiet"), {"action": "store_true", "help": "do not stream the agent's output to the terminal"}),
+)
+
+
+def parse_args(argv: list[str]) -> object:
+    args = plain_flags(argv)
+    if args is not None:
+        return args
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="ralph-loop", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flags, options in OPTIONS:
+        parser.add_argument(*flags, **options)
+    return parser.parse_args(argv)
+
+
+class Flags:
+    """An argparse.Namespace without argparse: the options as attributes."""
+
+    def __init__(self, values: dict) -> None:
+        self.__dict__.update(values)
+
+
+def _dest(flags: tuple[str, ...]) -> str:
+    """argparse's attribute name for an option: its first long flag."""
+    long = next(flag for flag in flags if flag.startswith("--"))
+    return long[2:].replace("-", "_")
+
+
+def plain_flags(argv: list[str]) -> Flags | None:
+    """What argparse returns for a command line of on/off flags only, each
+    written out in full (`--dry-run`, `-q --once`, none at all); None for
+    anything else (values, abbreviations, --help, mistakes): argparse reads
+    those. Its import and help formatter cost `ralph-loop --dry-run` about
+    as much as all the rest of its work."""
+    switches = {flag: _dest(flags) for flags, options in OPTIONS if options.get("action") == "store_true" for flag in flags}
+    if not all(arg in switches for arg in argv):
+        return None
+    values = {_dest(flags): False if options.get("action") == "store_true" else options.get("default") for flags, options in OPTIONS}
+    for arg in argv:
+        values[switches[arg]] = True
+    return Flags(values)
 
 
 def load_settings(args: object) -> object:

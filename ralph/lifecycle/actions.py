@@ -75,7 +75,10 @@ class RunContext:
 
 
 def action_module(type_name: str) -> object | None:
-    import importlib
+    import sys
 
     name = ACTIONS.get(type_name)
-    return importlib.import_module(name) if name else None
+    if not name:
+        return None
+    __import__(name)  # not importlib.import_module: importing importlib (and warnings) costs the dry run
+    return sys.modules[name]

@@ -16,9 +16,6 @@ text. A value alone is true unless it is empty, "0" or "false".
 """
 from __future__ import annotations
 
-import re
-
-
 class ConditionError(ValueError):
     """A syntax error (at load time) or a value error (at evaluation)."""
 
@@ -27,14 +24,76 @@ class ConditionError(ValueError):
         self.column = column
 
 
-TOKEN = re.compile(r"""
+# The tokens, as this (re.VERBOSE) regular expression defines them; read by
+# hand (token_at(); tests/test_lifecycle_hand_parsers.py holds it to the
+# expression) because `ralph-loop --dry-run` parses every `when` and
+# importing `re` would cost it more than the parsing.
+TOKEN = r"""
     (?P<space>\s+)
   | (?P<number>\d+(?:\.\d+)?)
   | (?P<var>\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*)
   | (?P<string>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
   | (?P<op>&&|\|\||==|!=|<=|>=|<|>|%|!|\(|\))
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
-""", re.VERBOSE)
+"""
+OPERATORS = ("&&", "||", "==", "!=", "<=", ">=", "<", ">", "%", "!", "(", ")")  # in TOKEN's order
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+
+
+def _name_end(text: str, index: int) -> int:
+    if index >= len(text) or text[index] not in _NAME_START:
+        return index
+    index += 1
+    while index < len(text) and text[index] in _NAME_CHARS:
+        index += 1
+    return index
+
+
+def _digits_end(text: str, index: int) -> int:
+    while index < len(text) and text[index].isdecimal():  # `\d` is str.isdecimal() (category Nd)
+        index += 1
+    return index
+
+
+def token_at(source: str, position: int) -> tuple[str, int] | None:
+    """(kind, end) of the TOKEN match at position; None when nothing matches."""
+    char = source[position]
+    if char.isspace():  # `\s` is str.isspace()
+        end = position + 1
+        while end < len(source) and source[end].isspace():
+            end += 1
+        return "space", end
+    if char.isdecimal():
+        end = _digits_end(source, position)
+        if source.startswith(".", end):
+            fraction = _digits_end(source, end + 1)
+            if fraction > end + 1:
+                end = fraction
+        return "number", end
+    if char == "$":
+        if source.startswith("{", position + 1):
+            end = _name_end(source, position + 2)
+            return ("var", end + 1) if end > position + 2 and source.startswith("}", end) else None
+        end = _name_end(source, position + 1)
+        return ("var", end) if end > position + 1 else None
+    if char in "'\"":
+        index = position + 1
+        while index < len(source):
+            if source[index] == char:
+                return "string", index + 1
+            if source[index] == "\\":
+                if index + 1 >= len(source) or source[index + 1] == "\n":  # `.` is anything but a newline
+                    return None
+                index += 1
+            index += 1
+        return None
+    for op in OPERATORS:
+        if source.startswith(op, position):
+            return "op", position + len(op)
+    end = _name_end(source, position)
+    return ("word", end) if end > position else None
+
 
 COMPARISONS = ("==", "!=", "<", ">", "<=", ">=")
 
@@ -44,17 +103,17 @@ def tokenize(source: str) -> list[tuple[str, str, int]]:
     tokens = []
     position = 0
     while position < len(source):
-        m = TOKEN.match(source, position)
+        m = token_at(source, position)
         if m is None:
             char = source[position]
             if char in "'\"":
                 raise ConditionError(f"unterminated string starting at column {position + 1}", position + 1)
             hint = " (use == to compare)" if char == "=" else " (variables are written ${NAME})" if char == "$" else ""
             raise ConditionError(f"unexpected {char!r} at column {position + 1}{hint}", position + 1)
-        kind = m.lastgroup or ""
+        kind, end = m
         if kind != "space":
-            tokens.append((kind, m.group(), position + 1))
-        position = m.end()
+            tokens.append((kind, source[position:end], position + 1))
+        position = end
     tokens.append(("end", "", len(source) + 1))
     return tokens
 
@@ -149,7 +208,16 @@ class Parser:
 
 
 def unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+    """re.sub(r"\\\\(.)", r"\\1", text): a backslash and the character after it
+    (not a newline) become that character."""
+    out = []
+    index = 0
+    while index < len(text):
+        if text[index] == "\\" and index + 1 < len(text) and text[index + 1] != "\n":
+            index += 1
+        out.append(text[index])
+        index += 1
+    return "".join(out)
 
 
 def parse(source: str) -> tuple:
@@ -181,9 +249,11 @@ def number(value: object) -> int | float | None:
         return value
     if isinstance(value, str):
         text = value.strip()
-        if re.fullmatch(r"-?\d+", text):
+        digits = text[1:] if text.startswith("-") else text
+        whole, dot, fraction = digits.partition(".")
+        if whole.isdecimal() and not dot:  # -?\d+ (`\d` is str.isdecimal())
             return int(text)
-        if re.fullmatch(r"-?\d+\.\d+", text):
+        if whole.isdecimal() and fraction.isdecimal():  # -?\d+\.\d+
             return float(text)
     return None
 

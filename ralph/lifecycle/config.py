@@ -4,17 +4,14 @@ ralph.toml, in that order, plus the executables in `.ralph/hooks/`.
 
 Every problem is collected, each as "<file>:<line>: [hooks.<point>] key: what
 is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
-Import-light (no subprocess): `ralph-loop --dry-run` validates through here.
+Import-light (no subprocess, no `re`, and no tomllib for an unchanged file):
+`ralph-loop --dry-run` validates through here.
 """
 from __future__ import annotations
 
 import os
-import re
 
 from ralph.config import ConfigError
-from ralph.lifecycle import condition as conditions
-from ralph.lifecycle.actions import ACTIONS, action_module
-from ralph.lifecycle.context import export_key, key_for
 from ralph.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 
 ON_FAILURE = ("continue", "abort", "retry")
@@ -65,27 +62,78 @@ class Where(str):
         return f"{self.path}:{line}" if line else str(self)
 
 
+# A table header and a key line, as these regular expressions define them
+# (group 2 of HEADER is the table's name, group 1 of KEY the key); matched by
+# hand (header_name(), key_name(); tests/test_lifecycle_hand_parsers.py holds them
+# to the expressions): `re` would cost `ralph-loop --dry-run` more than this.
+HEADER = r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
+KEY = r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*="
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def header_name(line: str) -> str | None:
+    """HEADER's group 2 for a line without line breaks, None when it does not match."""
+    start = len(line) - len(line.lstrip())  # `\s` is str.isspace(), as strip() uses
+    if not line.startswith("[", start):
+        return None
+    # `\[\[?` takes `[[` when it can, and gives one back when the rest fails
+    for opened in ((start + 2, start + 1) if line.startswith("[", start + 1) else (start + 1,)):
+        close = line.find("]", opened)
+        if close < 0:
+            return None
+        inside = line[opened:close]
+        if not inside:
+            continue
+        after = close + 2 if line.startswith("]", close + 1) else close + 1
+        rest = line[after:].lstrip()
+        if rest and not rest.startswith("#"):
+            continue
+        # `\s*` greedy, then the lazy name, then `\s*`: the name is the inside
+        # without its blanks, or the last blank of an inside made of blanks
+        return inside.strip() or inside[-1]
+    return None
+
+
+def key_name(line: str) -> str | None:
+    """KEY's group 1 for a line without line breaks, None when it does not match."""
+    start = len(line) - len(line.lstrip())
+    if line.startswith(('"', "'"), start):
+        start += 1
+    end = start
+    while end < len(line) and line[end] in _KEY_CHARS:
+        end += 1
+    if end == start:
+        return None
+    equals = end + 1 if line.startswith(('"', "'"), end) else end
+    return line[start:end] if line[equals:].lstrip().startswith("=") else None
+
+
+def dotted_name(name: str) -> str:
+    """re.sub(r"\\s*\\.\\s*", ".", name): blanks around each dot dropped."""
+    parts = name.split(".")
+    if len(parts) == 1:
+        return name
+    return ".".join([parts[0].rstrip(), *(part.strip() for part in parts[1:-1]), parts[-1].lstrip()])
+
+
 class Locator:
     """Lines of `[[hooks.x]]` headers and their keys in one TOML file (tomllib
     does not report positions)."""
-
-    HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-    KEY = re.compile(r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*=")
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.tables: dict[str, list[tuple[int, dict[str, int]]]] = {}
         current: dict[str, int] | None = None
         for number, line in enumerate(text.splitlines(), 1):
-            m = self.HEADER.match(line)
-            if m:
-                name = re.sub(r"\s*\.\s*", ".", m.group(2)).replace('"', "").replace("'", "")
+            header = header_name(line)
+            if header is not None:
+                name = dotted_name(header).replace('"', "").replace("'", "")
                 current = {}
                 self.tables.setdefault(name, []).append((number, current))
                 continue
-            k = self.KEY.match(line)
-            if k and current is not None and k.group(1) not in current:
-                current[k.group(1)] = number
+            key = key_name(line)
+            if key is not None and current is not None and key not in current:
+                current[key] = number
 
     def where(self, table: str, occurrence: int) -> Where:
         found = self.tables.get(table, [])
@@ -214,6 +262,9 @@ def read_toml(path: str) -> tuple[dict, str]:
 
 def exported_names() -> dict[str, str]:
     """Names actions export (RALPH_HOOK_RESPONSE, ...): usable in templates and `when`."""
+    from ralph.lifecycle.actions import ACTIONS, action_module
+    from ralph.lifecycle.context import export_key
+
     names: dict[str, str] = {}
     for type_name in ACTIONS:
         module = action_module(type_name)
@@ -222,15 +273,40 @@ def exported_names() -> dict[str, str]:
     return names
 
 
+# A project file's hooks as section_values() (ralph.config's check of every
+# section) found them, for the load_hooks() that follows it in the same
+# process (ralph-loop checks its config, then loads its hooks): validating
+# every hook twice was a tenth of a dry run. Taken once, so no HookSpec is
+# shared, and only for the same path, text and parsed data.
+_checked: dict[tuple[str, str], tuple[str, dict, HookSet]] = {}
+
+
 def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: str) -> None:
     """Add the [[hooks.<point>]] tables of one parsed file to `hooks`."""
-    locator = Locator(path, text)
+    checked = _checked.pop((path, source), None)
+    if checked is not None and checked[0] == text and checked[1] == data:
+        part = checked[2]
+    else:
+        part = file_hooks(data, text, path, source)
+    for point, specs in part.by_point.items():
+        hooks.by_point[point] += specs
+    hooks.errors += part.errors
+    hooks.warnings += part.warnings
+    hooks.settings.update(part.settings)
+
+
+def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
+    """The [[hooks.<point>]] tables of one parsed file, validated; .settings
+    holds only the [hooks] settings the file sets."""
+    hooks = HookSet()
+    hooks.settings = {}
     section = data.get("hooks")
     if section is None:
-        return
+        return hooks
     if not isinstance(section, dict):
         hooks.errors.append(f"{path}: hooks must be a table ([hooks] or [[hooks.<point>]]), got {type(section).__name__}")
-        return
+        return hooks
+    locator = Locator(path, text)
     exports = exported_names()
     settings_where = locator.settings_where()
     for name, value in section.items():
@@ -265,11 +341,17 @@ def load_file_hooks(hooks: HookSet, data: dict, text: str, path: str, source: st
             spec = validate_table(hooks, point, name, table, where, source, exports)
             if spec is not None:
                 hooks.by_point[point].append(spec)
+    return hooks
 
 
 def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Where, source: str,
                    exports: dict) -> HookSpec | None:
     """The hook as a HookSpec with defaults filled in; None (errors added) when invalid."""
+    # the action and context tables only for a file with hook tables: a
+    # project without any (the common dry run) imports neither
+    from ralph.lifecycle.actions import ACTIONS, action_module
+    from ralph.lifecycle.context import key_for
+
     table_name = f"hooks.{name}"
     type_name = table.get("type", "shell")
     errors: list[str] = []
@@ -288,6 +370,8 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
     tree = None
     when = table.get("when")
     if isinstance(when, str):
+        from ralph.lifecycle import condition as conditions  # imports re: only for a hook with `when`
+
         try:
             tree = conditions.parse(when)
             for var, column in conditions.variables(tree):
@@ -318,7 +402,8 @@ def env_flag(environ: dict | os._Environ, name: str) -> bool:
 
 
 def flag_name(name: str) -> str:
-    return "RALPH_HOOK_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper() + "_ENABLED"
+    """RALPH_HOOK_<NAME>_ENABLED, every character but ASCII letters and digits as `_`."""
+    return "RALPH_HOOK_" + "".join(c if c in _KEY_CHARS and c not in "_-" else "_" for c in name).upper() + "_ENABLED"
 
 
 def load_dir_hooks(hooks: HookSet, root: str) -> None:
@@ -372,8 +457,12 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     hooks = HookSet()
     project_text = ""
     if config_path and os.path.isfile(config_path):
+        from ralph.config import cached_parse, read_text
+
         try:
-            config, project_text = read_toml(config_path)
+            # the project's parse cache: an unchanged ralph.toml costs no tomllib import
+            project_text = read_text(config_path)
+            config = cached_parse(root, project_text, config_path)
         except ConfigError as e:
             hooks.errors.append(str(e))
             config = {}
@@ -403,7 +492,6 @@ def section_values(config: dict, path: str | None) -> dict:
     """[hooks] of the project's ralph.toml checked for ralph.config's one
     schema (SECTION_CHECKS): every lifecycle and event hook table, each error
     with file:line; raises ConfigError listing them all."""
-    hooks = HookSet()
     text = ""
     if path and os.path.isfile(path):
         try:
@@ -412,9 +500,12 @@ def section_values(config: dict, path: str | None) -> dict:
             text = read_text(path)
         except ConfigError:
             pass  # the read error itself is reported by the caller's load
-    load_file_hooks(hooks, config, text, path or "ralph.toml", "project")
-    require_valid(hooks)
-    return dict(hooks.settings)
+    part = file_hooks(config, text, path or "ralph.toml", "project")
+    require_valid(part)
+    _checked[(path or "ralph.toml", "project")] = (text, config, part)
+    settings = {k: v for k, (v, _, _) in SETTINGS_KEYS.items()}
+    settings.update(part.settings)
+    return settings
 
 
 def require_valid(hooks: HookSet) -> HookSet:

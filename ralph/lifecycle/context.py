@@ -3,7 +3,6 @@ values as one JSON object on stdin, and the names templates and `when`
 conditions may use. One table, so the three never disagree."""
 from __future__ import annotations
 
-import json
 import os
 
 from ralph.loop.records import utc_now
@@ -111,6 +110,8 @@ def environment(context: dict) -> dict[str, str]:
 
 
 def stdin_json(context: dict) -> bytes:
+    import json  # here: `ralph-loop --dry-run` validates hooks through this module without running them
+
     body = {}
     for key, value in context.items():
         if key in NUMERIC and value != "":

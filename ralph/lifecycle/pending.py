@@ -4,7 +4,6 @@ before a crash still reaches the next prompt of a resumed run. Drained into
 the `{{hook_output}}` block of the next agent prompt."""
 from __future__ import annotations
 
-import json
 import os
 
 from ralph.project import atomic_write
@@ -21,6 +20,8 @@ def path_in(state_dir: str) -> str:
 def read(state_dir: str) -> list[dict]:
     """The pending entries, oldest first. An unreadable file is moved aside
     (kept for a person to look at) and counts as empty."""
+    import json  # here: the dry run imports this module for PENDING_FILE
+
     path = path_in(state_dir)
     try:
         with open(path, encoding="utf-8") as f:
@@ -38,6 +39,8 @@ def read(state_dir: str) -> list[dict]:
 
 
 def write(state_dir: str, entries: list[dict]) -> None:
+    import json
+
     path = path_in(state_dir)
     if not entries:
         try:

@@ -24,9 +24,7 @@ the action's `env` table, where the user passes what the child may know
 """
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 import time
 
@@ -145,6 +143,11 @@ def child_env(parent: dict[str, str], extra: dict[str, str], context: dict[str, 
 
 
 def run(action: object, ctx: RunContext) -> ActionResult:
+    # json and shutil here, not at the top: `ralph-loop --dry-run` validates
+    # spawn hooks (importing this module) without running them
+    import json
+    import shutil
+
     from ralph.project import atomic_write
 
     started = time.monotonic()
@@ -249,6 +252,8 @@ def _int(text: str) -> int:
 
 
 def _write_record(child: str, record: dict) -> None:
+    import json
+
     from ralph.project import atomic_write
 
     try:
@@ -258,6 +263,8 @@ def _write_record(child: str, record: dict) -> None:
 
 
 def _child_finish(child: str) -> dict:
+    import json
+
     try:
         with open(os.path.join(child, "run.json"), encoding="utf-8") as f:
             return json.load(f).get("finish") or {}
@@ -268,6 +275,8 @@ def _child_finish(child: str) -> dict:
 def list_children(state_dir: str) -> list[dict]:
     """Every child of this project (for `ralph status`): what was spawned, and
     its state from its own run.json."""
+    import json
+
     from ralph.project import pid_alive
 
     base = os.path.join(state_dir, CHILDREN_DIR)

@@ -15,12 +15,45 @@ command. `${RALPH_...}` with an unknown name is a config error (a typo).
 """
 from __future__ import annotations
 
-import re
-import shlex
-
 from ralph.lifecycle.context import VARIABLES, key_for
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# A placeholder, as this regular expression defines it; matched by hand
+# (placeholder_at(); tests/test_lifecycle_hand_parsers.py holds it to the
+# expression) because `ralph-loop --dry-run` checks every hook's templates
+# and importing `re` would cost it more than the checking.
+PLACEHOLDER = r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+
+
+def _name_end(text: str, index: int) -> int:
+    """The end of the `[A-Za-z_][A-Za-z0-9_]*` name at index; index when none starts there."""
+    if index >= len(text) or text[index] not in _NAME_START:
+        return index
+    index += 1
+    while index < len(text) and text[index] in _NAME_CHARS:
+        index += 1
+    return index
+
+
+def placeholder_at(text: str, index: int) -> tuple[int, str, bool] | None:
+    """(end, name, braces_form) of the PLACEHOLDER matching at index, None when none does."""
+    if text.startswith("{{", index):
+        start = index + 2
+        while start < len(text) and text[start].isspace():  # `\s` is str.isspace()
+            start += 1
+        end = _name_end(text, start)
+        if end == start:
+            return None
+        close = end
+        while close < len(text) and text[close].isspace():
+            close += 1
+        return (close + 2, text[start:end], True) if text.startswith("}}", close) else None
+    if text.startswith("${", index):
+        end = _name_end(text, index + 2)
+        if end > index + 2 and end < len(text) and text[end] == "}":
+            return end + 1, text[index + 2:end], False
+    return None
 
 
 def env_name(key: str) -> str:
@@ -36,11 +69,11 @@ def scan(command: str) -> list[tuple[int, int, str, bool, str]]:
     i = 0
     n = len(command)
     while i < n:
-        m = PLACEHOLDER.match(command, i)
+        m = placeholder_at(command, i)
         if m is not None:
-            name = m.group(1) or m.group(2)
-            found.append((m.start(), m.end(), name, m.group(1) is not None, state))
-            i = m.end()
+            end, name, mustache = m
+            found.append((i, end, name, mustache, state))
+            i = end
             continue
         char = command[i]
         if state == "'":
@@ -104,6 +137,8 @@ def for_shell(command: str, exports: dict[str, str] | None = None) -> str:
 
 def for_people(command: str, values: dict[str, str], exports: dict[str, str] | None = None) -> str:
     """The command with each value shell-quoted in place (what it means)."""
+    import shlex  # here: the dry run validates commands without showing them
+
     def render(key: str, state: str) -> str:
         quoted = shlex.quote(values.get(key, ""))
         return state + quoted + state if state else quoted

@@ -21,7 +21,6 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -285,6 +284,8 @@ def display_of(ctx: RunContext) -> object | None:
 
 def write_waiting(ctx: RunContext, url: str, timeout: float, name: str) -> str:
     """`.ralph/waiting.json` (0600: it holds the token) for `ralph status`."""
+    import json  # here: the dry run validates webhooks without sending any
+
     path = os.path.join(ctx.state_dir, WAITING_FILE)
     body = json.dumps({"point": ctx.point, "hook": name, "url": url, "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        "until": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + timeout)),
@@ -303,6 +304,8 @@ def write_waiting(ctx: RunContext, url: str, timeout: float, name: str) -> str:
 
 
 def run(action: object, ctx: RunContext) -> ActionResult:
+    import json
+
     started = time.monotonic()
     spec = action
     method = str(spec["method"])  # type: ignore[index]
@@ -364,6 +367,8 @@ def redact(text: str) -> str:
 
 def await_answer(spec: object, ctx: RunContext, gate: object, sent_text: str, shown: str, started: float) -> ActionResult:
     """Wait for the person; what they said decides what the loop does."""
+    import json
+
     timeout = float(spec["timeout"])  # type: ignore[index]
     name = str(spec.get("name") or spec.get("description") or "webhook")  # type: ignore[attr-defined]
     display = display_of(ctx)

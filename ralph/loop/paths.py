@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import os
-import re
 
 PLAN_CANDIDATES = ("plan.md", "prd.json")
-PRD_DIR = re.compile(r"^PRD-(\d+)$")
+PRD_DIR = r"^PRD-(\d+)$"  # compiled where used: a project with .ralph/plan.md never imports re here
 EVENTS_FILE = "events.jsonl"
 ABORT_FILE = "abort"
 LOGS_DIR = "logs"
@@ -19,13 +18,16 @@ def discover_plan(state_dir: str) -> str | None:
         path = os.path.join(state_dir, name)
         if os.path.isfile(path):
             return path
+    import re
+
     numbered: list[tuple[int, str]] = []
     try:
         entries = os.listdir(state_dir)
     except OSError:
         return None
+    prd_dir = re.compile(PRD_DIR)
     for entry in entries:
-        m = PRD_DIR.match(entry)
+        m = prd_dir.match(entry)
         if m:
             numbered.append((int(m.group(1)), entry))
     for _, entry in sorted(numbered, reverse=True):

@@ -3,11 +3,16 @@ progress notes and the failures of earlier iterations."""
 from __future__ import annotations
 
 import os
-import re
 
 from ralph.config import ConfigError
 
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+# A placeholder, as this regular expression defines it; found by hand
+# (placeholders() matches exactly what it matches, tests/test_loop_prompt.py
+# proves it) because `ralph-loop --dry-run` renders a prompt and importing
+# `re` would cost it more than all the rest of its work.
+PLACEHOLDER = r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
 PLACEHOLDERS = (
     "story_id", "story_title", "criteria", "plan_path", "progress_path", "progress",
     "failures", "verify_command", "iteration", "story_iteration", "run_id", "plan", "stage",
@@ -17,6 +22,8 @@ DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
 MAX_PROGRESS_CHARS = 4000
 MAX_PLAN_CHARS = 20000
 MAX_FAILURE_EXCERPT = 1500
+# shlex.quote's safe characters (`[\w@%+=:,./-]`, ASCII): shlex imports re
+_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
 def template_text(mode: str, path: str | None) -> tuple[str, str]:
@@ -33,21 +40,52 @@ def template_text(mode: str, path: str | None) -> tuple[str, str]:
         return f.read(), default
 
 
+def placeholders(template: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each PLACEHOLDER match, left to right without
+    overlaps, as re.finditer would find them."""
+    found = []
+    length = len(template)
+    index = template.find("{{")
+    while index >= 0:
+        position = index + 2
+        while position < length and template[position].isspace():  # `\s` is str.isspace()
+            position += 1
+        name_start = position
+        if position < length and template[position] in _NAME_START:
+            position += 1
+            while position < length and template[position] in _NAME_CHARS:
+                position += 1
+            name_end = position
+            while position < length and template[position].isspace():
+                position += 1
+            if template.startswith("}}", position):
+                found.append((index, position + 2, template[name_start:name_end]))
+                index = template.find("{{", position + 2)
+                continue
+        index = template.find("{{", index + 1)
+    return found
+
+
 def render(template: str, where: str, values: dict[str, str]) -> str:
     """Fill {{name}} placeholders; an unknown one is an error naming its line.
     Hook output for a template without {{hook_output}} is appended, never lost."""
-    def substitute(match: re.Match) -> str:
-        name = match.group(1)
+    parts = []
+    done = 0
+    found = placeholders(template)
+    for start, end, name in found:
         if name not in values:
-            line = template.count("\n", 0, match.start()) + 1
+            line = template.count("\n", 0, start) + 1
             raise ConfigError(f"{where}:{line}: unknown placeholder {{{{{name}}}}}; known: {', '.join(PLACEHOLDERS)}")
-        return values[name]
-
-    text = PLACEHOLDER.sub(substitute, template)
+        parts += (template[done:start], values[name])
+        done = end
+    parts.append(template[done:])
+    text = "".join(parts)
     hook_output = values.get("hook_output", "")
-    if hook_output and not any(m.group(1) == "hook_output" for m in PLACEHOLDER.finditer(template)):
+    if hook_output and not any(name == "hook_output" for _, _, name in found):
         text = text.rstrip("\n") + "\n\n" + hook_output
-    return re.sub(r"\n{3,}\Z", "\n", text)  # an empty block at the end leaves no blank tail
+    # an empty block at the end leaves no blank tail: three or more final newlines become one
+    trimmed = text.rstrip("\n")
+    return trimmed + "\n" if len(text) - len(trimmed) >= 3 else text
 
 
 def pending_hook_output(state_dir: str) -> str:
@@ -110,9 +148,16 @@ def format_command(command: list[str] | str | None) -> str:
         return "(none configured)"
     if isinstance(command, str):
         return command
-    import shlex
+    return " ".join(shell_quote(word) for word in command)
 
-    return shlex.join(command)
+
+def shell_quote(word: str) -> str:
+    """shlex.quote(word), without shlex (it imports re)."""
+    if not word:
+        return "''"
+    if all(char in _SHELL_SAFE for char in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
 
 
 def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,

@@ -3,9 +3,7 @@ ralph.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
 and run end, O_APPEND) and progress.md notes."""
 from __future__ import annotations
 
-import json
 import os
-import secrets
 import time
 
 from ralph.project import append_line, atomic_write
@@ -13,16 +11,23 @@ from ralph.run_state import FORMAT_VERSION, RUN_FILE
 
 from ralph.loop.paths import EVENTS_FILE
 
+# json and secrets are imported where used: `ralph-loop --dry-run` reaches
+# this module (for utc_now) and uses neither (secrets alone costs ~5 ms).
+
 
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def new_run_id() -> str:
+    import secrets
+
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
 
 
 def write_run_state(state_dir: str, state: dict) -> None:
+    import json
+
     from ralph.rules.redact import redact
 
     body = {"version": FORMAT_VERSION}
@@ -31,6 +36,8 @@ def write_run_state(state_dir: str, state: dict) -> None:
 
 
 def read_run_state(state_dir: str) -> dict | None:
+    import json
+
     try:
         with open(os.path.join(state_dir, RUN_FILE), encoding="utf-8") as f:
             data = json.load(f)
@@ -40,12 +47,16 @@ def read_run_state(state_dir: str) -> dict | None:
 
 
 def append_event(state_dir: str, event: dict) -> None:
+    import json
+
     from ralph.rules.redact import redact
 
     append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event), ensure_ascii=False))
 
 
 def read_events(state_dir: str) -> list[dict]:
+    import json
+
     from ralph.project import read_lines
 
     events = []
