@@ -16,6 +16,9 @@ text. A value alone is true unless it is empty, "0" or "false".
 """
 from __future__ import annotations
 
+from ralph.identifiers import name_end
+
+
 class ConditionError(ValueError):
     """A syntax error (at load time) or a value error (at evaluation)."""
 
@@ -37,17 +40,6 @@ TOKEN = r"""
   | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
 """
 OPERATORS = ("&&", "||", "==", "!=", "<=", ">=", "<", ">", "%", "!", "(", ")")  # in TOKEN's order
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_CHARS = _NAME_START | frozenset("0123456789")
-
-
-def _name_end(text: str, index: int) -> int:
-    if index >= len(text) or text[index] not in _NAME_START:
-        return index
-    index += 1
-    while index < len(text) and text[index] in _NAME_CHARS:
-        index += 1
-    return index
 
 
 def _digits_end(text: str, index: int) -> int:
@@ -73,9 +65,9 @@ def token_at(source: str, position: int) -> tuple[str, int] | None:
         return "number", end
     if char == "$":
         if source.startswith("{", position + 1):
-            end = _name_end(source, position + 2)
+            end = name_end(source, position + 2)
             return ("var", end + 1) if end > position + 2 and source.startswith("}", end) else None
-        end = _name_end(source, position + 1)
+        end = name_end(source, position + 1)
         return ("var", end) if end > position + 1 else None
     if char in "'\"":
         index = position + 1
@@ -91,7 +83,7 @@ def token_at(source: str, position: int) -> tuple[str, int] | None:
     for op in OPERATORS:
         if source.startswith(op, position):
             return "op", position + len(op)
-    end = _name_end(source, position)
+    end = name_end(source, position)
     return ("word", end) if end > position else None
 
 

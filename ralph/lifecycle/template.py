@@ -15,6 +15,7 @@ command. `${RALPH_...}` with an unknown name is a config error (a typo).
 """
 from __future__ import annotations
 
+from ralph.identifiers import name_end
 from ralph.lifecycle.context import VARIABLES, key_for
 
 # A placeholder, as this regular expression defines it; matched by hand
@@ -22,18 +23,6 @@ from ralph.lifecycle.context import VARIABLES, key_for
 # expression) because `ralph-loop --dry-run` checks every hook's templates
 # and importing `re` would cost it more than the checking.
 PLACEHOLDER = r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}"
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_CHARS = _NAME_START | frozenset("0123456789")
-
-
-def _name_end(text: str, index: int) -> int:
-    """The end of the `[A-Za-z_][A-Za-z0-9_]*` name at index; index when none starts there."""
-    if index >= len(text) or text[index] not in _NAME_START:
-        return index
-    index += 1
-    while index < len(text) and text[index] in _NAME_CHARS:
-        index += 1
-    return index
 
 
 def placeholder_at(text: str, index: int) -> tuple[int, str, bool] | None:
@@ -42,7 +31,7 @@ def placeholder_at(text: str, index: int) -> tuple[int, str, bool] | None:
         start = index + 2
         while start < len(text) and text[start].isspace():  # `\s` is str.isspace()
             start += 1
-        end = _name_end(text, start)
+        end = name_end(text, start)
         if end == start:
             return None
         close = end
@@ -50,7 +39,7 @@ def placeholder_at(text: str, index: int) -> tuple[int, str, bool] | None:
             close += 1
         return (close + 2, text[start:end], True) if text.startswith("}}", close) else None
     if text.startswith("${", index):
-        end = _name_end(text, index + 2)
+        end = name_end(text, index + 2)
         if end > index + 2 and end < len(text) and text[end] == "}":
             return end + 1, text[index + 2:end], False
     return None

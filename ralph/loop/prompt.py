@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 
 from ralph.config import ConfigError
+from ralph.identifiers import name_end
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py
 # proves it) because `ralph-loop --dry-run` renders a prompt and importing
 # `re` would cost it more than all the rest of its work.
 PLACEHOLDER = r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}"
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_NAME_CHARS = _NAME_START | frozenset("0123456789")
 PLACEHOLDERS = (
     "story_id", "story_title", "criteria", "plan_path", "progress_path", "progress",
     "failures", "verify_command", "iteration", "story_iteration", "run_id", "plan", "stage",
@@ -51,15 +50,13 @@ def placeholders(template: str) -> list[tuple[int, int, str]]:
         while position < length and template[position].isspace():  # `\s` is str.isspace()
             position += 1
         name_start = position
-        if position < length and template[position] in _NAME_START:
-            position += 1
-            while position < length and template[position] in _NAME_CHARS:
-                position += 1
-            name_end = position
+        position = name_end(template, position)
+        if position > name_start:
+            end_of_name = position
             while position < length and template[position].isspace():
                 position += 1
             if template.startswith("}}", position):
-                found.append((index, position + 2, template[name_start:name_end]))
+                found.append((index, position + 2, template[name_start:end_of_name]))
                 index = template.find("{{", position + 2)
                 continue
         index = template.find("{{", index + 1)
