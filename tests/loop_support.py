@@ -136,6 +136,26 @@ class Project:
         return found
 
 
+def gone(pid: int, within: float = 60.0) -> bool:
+    """Has the process exited? A kill is delivered asynchronously (the target
+    dies when it is next scheduled), so wait for the exit itself: at once when
+    it happened, else up to a bound far past any loaded machine's scheduling
+    delay (a hang guard, not a speed check)."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    except OSError:  # no pidfd (Linux < 5.3): the state now
+        return not pid_alive(pid)
+    try:
+        select.select([fd], [], [], within)
+    finally:
+        os.close(fd)
+    return not pid_alive(pid)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -12,7 +12,7 @@ import pytest
 
 from ralph import event_hooks
 from tests.conftest import RALPH, load_payload, run_hook
-from tests.loop_support import pid_alive
+from tests.loop_support import gone
 
 
 def write_config(repo: str, body: str) -> str:
@@ -323,7 +323,7 @@ def test_a_hook_that_hangs_is_killed_with_its_children_and_denies(repo: str, tmp
     assert result.denied
     assert 'your hook "slow check" (ralph.toml:1) gave no answer within' in result.reason
     assert last_log(repo)["event_hooks"][0]["result"] == "timeout"
-    assert not pid_alive(int(pids.read_text()))
+    assert gone(int(pids.read_text()))
 
 
 def test_a_hook_that_exits_but_leaves_a_child_holding_its_output_does_not_stall(repo: str, tmp_path) -> None:
@@ -338,7 +338,7 @@ def test_a_hook_that_exits_but_leaves_a_child_holding_its_output_does_not_stall(
     result = run_hook("post-tool", load_payload("PostToolUse_Read", repo), repo)
     assert result.context.endswith("done")
     assert last_log(repo)["event_hooks"][0]["result"] == "success"  # not a timeout
-    assert not pid_alive(int(pids.read_text()))
+    assert gone(int(pids.read_text()))
 
 
 def test_a_flooding_hook_is_bounded_and_the_answer_is_one_json_object(repo: str) -> None:

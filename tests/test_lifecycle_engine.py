@@ -13,7 +13,7 @@ import pytest
 
 from ralph.lifecycle import pending
 from tests.lifecycle_support import CONTEXT, HookProject
-from tests.loop_support import pid_alive
+from tests.loop_support import gone, pid_alive
 
 
 def fire(engine: object, point: str, **extra: object) -> object:
@@ -65,7 +65,7 @@ def test_hooks_dir_timeout_kills_and_continues(tmp_path, monkeypatch) -> None:
     fired = fire(p.engine(monkeypatch), "session_start")
     result = fired.results[0][1]
     assert result.status == "timeout" and result.exit == 124 and not fired.abort
-    assert not pid_alive(int(open(pid_file).read()))  # the whole process group is gone
+    assert gone(int(open(pid_file).read()))  # the whole process group is gone
 
 
 def test_non_executable_hook_is_warned_once_and_not_run(tmp_path, monkeypatch) -> None:
@@ -198,7 +198,7 @@ def test_fire_and_forget_still_running_is_killed_at_session_end(tmp_path, monkey
     pid = int(open(pid_file).read())
     assert pid_alive(pid)
     engine.close()
-    assert not pid_alive(pid)
+    assert gone(pid)
     [trace] = [t for t in p.traces() if t.get("background")]
     assert trace["status"] == "failed" and "killed" in trace["message"]
 
@@ -211,7 +211,7 @@ def test_hang_is_killed_with_its_children_and_reported(tmp_path, monkeypatch) ->
     fired = fire(engine, "post_iteration")
     result = fired.results[0][1]
     assert result.status == "timeout" and result.exit == 124 and "timed out after 2s" in result.message
-    assert not pid_alive(int(open(pid_file).read()))
+    assert gone(int(open(pid_file).read()))
     assert any("hang: timed out" in m for m in engine.messages)
     assert p.traces()[-1]["status"] == "timeout"
 

@@ -15,7 +15,7 @@ import sys
 import time
 
 from tests.lifecycle_support import RECORDER
-from tests.loop_support import Project, pid_alive
+from tests.loop_support import Project, gone
 
 RALPH = os.path.join(os.path.dirname(sys.executable), "ralph")
 PLAN2 = "# Plan\n\n- [ ] US-001: Add greeting\n- [ ] US-002: Add farewell\n"
@@ -215,7 +215,7 @@ def test_fire_and_forget_never_holds_up_the_loop_and_is_killed_at_the_end(tmp_pa
     result = p.run_loop(env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert result.returncode == 0, result.stdout + result.stderr
     assert p.invocations() == 2
-    assert not pid_alive(int(pid_file.read_text()))
+    assert gone(int(pid_file.read_text()))
     traces = [json.loads(line) for line in open(os.path.join(p.root, ".ralph", "logs", "lifecycle.jsonl"))]
     assert [(t["point"], t["status"], t.get("background", False)) for t in traces] == [
         ("session_start", "success", False), ("session_start", "failed", True)]

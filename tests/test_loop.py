@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.loop_support import Project, git, pid_alive
+from tests.loop_support import Project, git, gone
 
 PLAN3 = "# Plan\n\n- [ ] US-001: Add greeting\n  - prints hello\n- [ ] US-002: Add farewell\n- [ ] US-003: Add docs\n"
 DO_STORY = [{"append": "work.txt", "text": "one more step\n"}, {"mark": "done"}]
@@ -136,7 +136,7 @@ def test_agent_timeout_kills_its_process_group(tmp_path) -> None:
     assert [e["result"] for e in p.events("iteration")] == ["timeout", "timeout"]
     assert all(e["agent_timed_out"] for e in p.events("iteration"))
     for path in sleepers:
-        assert not pid_alive(int(open(path).read()))
+        assert gone(int(open(path).read()))
     assert [f["kind"] for f in p.failures()] == ["timeout", "timeout"]
     assert "stopped after 1s" in p.prompt(2)
     assert p.run_state()["finish"]["type"] == "no_changes"
@@ -179,7 +179,7 @@ def test_sigterm_mid_iteration_then_resume(tmp_path) -> None:
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 143, out + err
-    assert not pid_alive(int(open(pid_file).read())) and not pid_alive(int(open(sleeper).read()))
+    assert gone(int(open(pid_file).read())) and gone(int(open(sleeper).read()))
     state = p.run_state()
     assert state["status"] == "finished" and state["finish"]["type"] == "manual" and "SIGTERM" in state["finish"]["message"]
     assert p.temp_files() == []
@@ -211,7 +211,7 @@ def test_second_ctrl_c_forces_a_hung_agent(tmp_path) -> None:
     out, err = proc.communicate(timeout=10)
     assert time.monotonic() - second < 30  # not the agent's 60 s sleep (a wide margin, not a speed limit)
     assert proc.returncode == 130, out + err
-    assert not pid_alive(int(open(pid_file).read()))
+    assert gone(int(open(pid_file).read()))
     assert p.run_state()["finish"]["type"] == "manual"
 
 
