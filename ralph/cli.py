@@ -114,7 +114,10 @@ def quiet_broken_pipe() -> int:
 
 
 def loop_main() -> int:
-    """The `ralph-loop` console script."""
+    """`ralph-loop` (bin/ralph under that name)."""
     from ralph.commands.loop import main as run_loop
 
-    return run_loop(sys.argv[1:])
+    try:
+        return run_loop(sys.argv[1:])
+    except BrokenPipeError:  # `ralph-loop --dry-run | head`
+        return quiet_broken_pipe()

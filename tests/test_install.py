@@ -200,6 +200,19 @@ def test_demo_into_a_closed_pipe_ends_quietly() -> None:
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
+def test_loop_dry_run_into_a_closed_pipe_ends_quietly(repo: str) -> None:
+    os.makedirs(os.path.join(repo, ".ralph"), exist_ok=True)
+    with open(os.path.join(repo, ".ralph", "plan.md"), "w") as f:
+        f.write("- [ ] US-001: First story\n  - it works\n")
+    loop = os.path.join(os.path.dirname(RALPH), "ralph-loop")
+    for command in (f"{loop} --dry-run", f"{RALPH} loop --dry-run"):
+        # `true` leaves before the loop has started: its first write meets a closed pipe
+        done = subprocess.run(f"{command} | true; echo status=${{PIPESTATUS[0]}}", shell=True, executable="/bin/bash",
+                              capture_output=True, text=True, timeout=300, cwd=repo)
+        assert done.stdout in ("status=141\n", "status=0\n"), (done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
 def test_settings_example_and_plugin_follow_the_entry_table() -> None:
     from ralph.commands.install import LAUNCHER_COMMAND, plugin_hooks, plugin_manifest, render, wanted_hooks
 
