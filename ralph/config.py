@@ -26,11 +26,15 @@ class ConfigError(ValueError):
 
 # kind: "int", "number" (int or float), "bool", "str", "path", "command"
 # (string for /bin/sh or list of strings), "choice:a|b", "strings" (list of
-# non-empty strings), "words" (list of single words), "regexes" (list of
-# regular expressions of at most MAX_REGEX_CHARS); a trailing "?" allows
-# None. minimum: a number, or (minimum, maximum); for a list, of its length.
+# non-empty strings), "paths" (the same, stripped), "words" (list of single
+# words), "regexes" (list of regular expressions of at most MAX_REGEX_CHARS),
+# "hosts" (list of host names as the client's sandbox takes them); a trailing
+# "?" allows None. minimum: a number, or (minimum, maximum); for a list, of
+# its length.
 KeyTable = dict[str, tuple[object, str, "float | tuple[float, float] | None"]]
 MAX_REGEX_CHARS = 300
+# a host name, wildcard or IP, with an optional port; no scheme, no path
+HOST = r"^(\*|\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$"
 
 ROLLBACK_KEYS: KeyTable = {
     "policy": ("consecutive", "choice:consecutive|immediate|stop|off", None),
@@ -53,7 +57,6 @@ SCHEMA: dict[str, KeyTable | str] = {
 # checks beyond the kinds below (host names, ...); it raises ConfigError in
 # the same `file:line: [section] key: ...` form.
 SECTION_CHECKS: dict[str, str] = {
-    "sandbox": "ralph.sandbox:sandbox_config",
     "hooks": "ralph.lifecycle.config:section_values",
 }
 
@@ -233,7 +236,7 @@ def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine
         if not isinstance(value, str) or not value:
             raise bad("must be a non-empty string")
         return value
-    if base in ("strings", "words", "regexes"):
+    if base in ("strings", "paths", "words", "regexes", "hosts"):
         if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
             raise bad(f'must be a list of non-empty strings, e.g. {key} = ["..."]')
         low, high = minimum if isinstance(minimum, tuple) else (minimum or 0, None)
@@ -253,6 +256,15 @@ def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine
                     re.compile(item)
                 except re.error as e:
                     raise ConfigError(f"{where}: [{table}] {key}: {item!r} is not a valid regular expression ({e}); fix or remove it") from None
+        if base == "hosts":
+            import re
+
+            for item in value:
+                if not re.match(HOST, item.strip()):
+                    raise ConfigError(f"{where}: [{table}] {key}: {item!r} is not a host; write a name as the sandbox takes it, with no "
+                                      'scheme or path: "pypi.org", "*.example.com", "10.0.0.1" or "registry.local:8080"')
+        if base in ("paths", "hosts"):
+            return tuple(item.strip() for item in value)
         return tuple(value)
     if base.startswith("choice:"):
         choices = base.split(":", 1)[1].split("|")

@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import re
 
-from ralph.config import ConfigError
 
 # key -> (default, kind, minimum), the shape of ralph.loop.settings.LOOP_KEYS.
 SANDBOX_KEYS: dict[str, tuple[object, str, float | None]] = {
@@ -99,49 +98,14 @@ OPT_OUT_HINT = "or run without the sandbox: [sandbox] enabled = false in ralph.t
 # ---- config ----
 
 
-def _where(path: str | None, key: str) -> str:
-    from ralph.loop.settings import key_line
-
-    return key_line(path, key, "sandbox")
-
-
 def sandbox_config(config: dict, path: str | None = None) -> dict:
-    """The [sandbox] table of a parsed ralph.toml with every default filled in.
-    Raises ConfigError as `<file>:<line>: [sandbox] key: what is wrong; how to fix`."""
-    table = config.get("sandbox", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path or 'ralph.toml'}: [sandbox] must be a table, got {type(table).__name__}")
-    values = {key: (list(default) if isinstance(default, list) else default) for key, (default, _, _) in SANDBOX_KEYS.items()}
-    for key, value in table.items():
-        if key not in SANDBOX_KEYS:
-            raise ConfigError(f"{_where(path, key)}: [sandbox] {key}: unknown key; known keys: {', '.join(sorted(SANDBOX_KEYS))}")
-        kind = SANDBOX_KEYS[key][1]
-        values[key] = _check(value, kind, f"{_where(path, key)}: [sandbox] {key}")
-    return values
+    """The [sandbox] table of a parsed ralph.toml with every default filled in
+    (lists as lists). Raises ConfigError as `<file>:<line>: [sandbox] key:
+    what is wrong; how to fix` (ralph.config checks it, as every table)."""
+    from ralph.config import section_values
 
-
-def _check(value: object, kind: str, where: str) -> object:
-    base = kind.rstrip("?")
-    if value is None and kind.endswith("?"):
-        return None
-    if base == "bool":
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: must be true or false, got {value!r}")
-        return value
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        example = '["pypi.org", "files.pythonhosted.org"]' if base == "hosts" else '["secrets/", "~/.config/tokens"]'
-        raise ConfigError(f"{where}: must be a list of non-empty strings, e.g. {example}; got {value!r}")
-    if base == "hosts":
-        for host in value:
-            if not HOST_PATTERN.match(host):
-                raise ConfigError(
-                    f"{where}: {host!r} is not a host; write a name as the sandbox takes it, with no scheme or path: "
-                    '"pypi.org", "*.example.com", "10.0.0.1" or "registry.local:8080"'
-                )
-    return [v.strip() for v in value]
-
-
-HOST_PATTERN = re.compile(r"^(\*|\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
+    values = section_values(config, "sandbox", path)
+    return {key: list(value) if isinstance(value, (list, tuple)) else value for key, value in values.items()}
 
 
 # ---- what the repository tells us ----
