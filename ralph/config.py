@@ -202,15 +202,28 @@ def key_line(path: str | None, key: str, table: str = "loop", occurrence: int = 
 # ---- validating -----------------------------------------------------------
 
 
+class ValueProblem(ValueError):
+    """What is wrong with one value, without where it is (checked_value)."""
+
+
 def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine", table: str, key: str) -> object:
-    """`value` if it is of `kind`, else ConfigError `where: [table] key: ...`."""
+    """checked_value(), or ConfigError `where: [table] key: what is wrong`."""
+    try:
+        return checked_value(value, kind, minimum, key)
+    except ValueProblem as e:
+        raise ConfigError(f"{where}: [{table}] {key}: {e}") from None
+
+
+def checked_value(value: object, kind: str, minimum: object, key: str) -> object:
+    """`value` (lists as tuples, paths and hosts stripped) if it is of
+    `kind`, else ValueProblem saying what is wrong and how to write it."""
     optional = kind.endswith("?")
     base = kind.rstrip("?")
     if value is None and optional:
         return None
 
-    def bad(what: str) -> ConfigError:
-        return ConfigError(f"{where}: [{table}] {key}: {what}, got {value!r}")
+    def bad(what: str) -> ValueProblem:
+        return ValueProblem(f"{what}, got {value!r}")
 
     if base == "command":
         if isinstance(value, str) and value.strip():
@@ -241,28 +254,28 @@ def check_value(value: object, kind: str, minimum: object, where: "str | KeyLine
             raise bad(f'must be a list of non-empty strings, e.g. {key} = ["..."]')
         low, high = minimum if isinstance(minimum, tuple) else (minimum or 0, None)
         if len(value) < low or high is not None and len(value) > high:
-            raise ConfigError(f"{where}: [{table}] {key}: {len(value)} entries; " + (f"at most {high:g}" if high is not None else f"at least {low:g}"))
+            raise ValueProblem(f"{len(value)} entries; " + (f"at most {high:g}" if high is not None else f"at least {low:g}"))
         if base == "words":
             for item in value:
                 if len(item.split()) != 1:
-                    raise ConfigError(f'{where}: [{table}] {key}: takes single words like "lfs", got {item!r}')
+                    raise ValueProblem(f'takes single words like "lfs", got {item!r}')
         if base == "regexes":
             import re
 
             for item in value:
                 if len(item) > MAX_REGEX_CHARS:
-                    raise ConfigError(f"{where}: [{table}] {key}: pattern longer than {MAX_REGEX_CHARS} characters: {item[:40]!r}...")
+                    raise ValueProblem(f"pattern longer than {MAX_REGEX_CHARS} characters: {item[:40]!r}...")
                 try:
                     re.compile(item)
                 except re.error as e:
-                    raise ConfigError(f"{where}: [{table}] {key}: {item!r} is not a valid regular expression ({e}); fix or remove it") from None
+                    raise ValueProblem(f"{item!r} is not a valid regular expression ({e}); fix or remove it") from None
         if base == "hosts":
             import re
 
             for item in value:
                 if not re.match(HOST, item.strip()):
-                    raise ConfigError(f"{where}: [{table}] {key}: {item!r} is not a host; write a name as the sandbox takes it, with no "
-                                      'scheme or path: "pypi.org", "*.example.com", "10.0.0.1" or "registry.local:8080"')
+                    raise ValueProblem(f"{item!r} is not a host; write a name as the sandbox takes it, with no scheme or path: "
+                                       '"pypi.org", "*.example.com", "10.0.0.1" or "registry.local:8080"')
         if base in ("paths", "hosts"):
             return tuple(item.strip() for item in value)
         return tuple(value)

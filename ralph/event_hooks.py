@@ -207,8 +207,9 @@ def key_line(text: str, header: int | None, key: str) -> int | None:
     return header
 
 
-def _check(value: object, kind: str, minimum: float | None) -> str | None:
-    """What is wrong with one value, or None."""
+def _check(value: object, kind: str, minimum: float | None, key: str) -> str | None:
+    """What is wrong with one value, or None: ralph.config's kinds, and the
+    event hooks' own "pattern", "env" and "str" (which may be empty)."""
     base = kind.rstrip("?")
     if value is None and kind.endswith("?"):
         return None
@@ -220,30 +221,20 @@ def _check(value: object, kind: str, minimum: float | None) -> str | None:
             if problem:
                 return problem
         return None
-    if base == "command":
-        if isinstance(value, str) and value.strip():
-            return None
-        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            return None
-        return f"must be a non-empty string (run by /bin/sh -c) or a list of strings (run as is), got {value!r}"
-    if base == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"must be a number of seconds, got {value!r}"
-        if minimum is not None and value < minimum:
-            return f"must be >= {minimum:g}, got {value!r}"
-        return None
-    if base == "bool":
-        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
-    if base in ("str", "path"):
-        if isinstance(value, str) and (value or base == "str"):
-            return None
-        return f"must be a non-empty string, got {value!r}"
     if base == "env":
         if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()):
             bad = [k for k in value if not k or "=" in k or "\0" in k]
             return f"has invalid variable names {bad!r}" if bad else None
         return f"must be a table of NAME = \"value\", got {value!r}"
-    raise AssertionError(kind)
+    if base == "str":
+        return None if isinstance(value, str) else f"must be a string, got {value!r}"
+    from ralph.config import ValueProblem, checked_value
+
+    try:
+        checked_value(value, kind, minimum, key)
+    except ValueProblem as e:
+        return str(e)
+    return None
 
 
 def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[EventHook], list[str]]:
@@ -280,7 +271,7 @@ def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[Eve
             if key not in table:
                 values[key] = default
                 continue
-            problem = _check(table[key], kind, minimum)
+            problem = _check(table[key], kind, minimum, key)
             if problem:
                 line = key_line(text, header, key)
                 problems.append(f"{path}:{line or '?'}: [[hooks.event]] #{index + 1} {key}: {problem}")

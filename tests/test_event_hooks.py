@@ -121,9 +121,9 @@ def test_config_errors_name_file_line_table_and_key(tmp_path) -> None:
     assert errors == [
         f"{path}:7: [[hooks.event]] #1: unknown key 'timout'; known keys: match, command, working_dir, timeout, env, enabled, description, pipe_output",
         f"{path}:10: [[hooks.event]] #2 match: " + event_hooks.pattern_problem("PreToolUs"),
-        f"{path}:11: [[hooks.event]] #2 command: must be a non-empty string (run by /bin/sh -c) or a list of strings (run as is), got ''",
+        f"{path}:11: [[hooks.event]] #2 command: must be a non-empty string (run by /bin/sh) or a list of strings (run as is), got ''",
         f"{path}:13: [[hooks.event]] #3: match is required; add match = ...",
-        f"{path}:15: [[hooks.event]] #3 timeout: must be a number of seconds, got 'soon'",
+        f"{path}:15: [[hooks.event]] #3 timeout: must be a number, got 'soon'",
     ]
 
 
