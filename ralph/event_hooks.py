@@ -400,6 +400,8 @@ def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_d
     import signal
     import subprocess
 
+    from ralph.project import kill_group
+
     result = HookRun()
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     started = time.monotonic()
@@ -434,7 +436,7 @@ def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_d
             if exited_at is None and proc.poll() is not None:
                 exited_at = now
             if exited_at is not None and now - exited_at > KILL_GRACE:
-                _kill_group(proc.pid, signal.SIGKILL)  # its leftovers hold our pipes
+                kill_group(proc.pid, signal.SIGKILL)  # its leftovers hold our pipes
             wait_ms = int(min(deadline - now, 0.05 if exited_at is None else KILL_GRACE) * 1000) + 1
             for fd, flags in poller.poll(wait_ms):
                 if fd == stdin_fd:
@@ -463,16 +465,16 @@ def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_d
                 if len(buffer) < cap:
                     buffer.extend(chunk[: cap - len(buffer)])
         if result.timed_out:
-            _kill_group(proc.pid, signal.SIGTERM)
+            kill_group(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(KILL_GRACE)
             except subprocess.TimeoutExpired:
                 pass
-        _kill_group(proc.pid, signal.SIGKILL)
+        kill_group(proc.pid, signal.SIGKILL)
         proc.wait()
     finally:
         if proc.returncode is None:  # interrupted (ralph's own deadline): leave nothing behind
-            _kill_group(proc.pid, signal.SIGKILL)
+            kill_group(proc.pid, signal.SIGKILL)
             proc.wait()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             try:
@@ -484,13 +486,6 @@ def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_d
     result.stderr = bytes(kept[err_fd])
     result.seconds = time.monotonic() - started
     return result
-
-
-def _kill_group(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
 
 
 # ---- output ----

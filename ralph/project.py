@@ -204,6 +204,14 @@ def read_lines(path: str, max_bytes: int = 16 * 1024 * 1024) -> list[str]:
     return [line.decode("utf-8", "surrogateescape") for line in lines if line]
 
 
+def kill_group(pgid: int, sig: int) -> None:
+    """Signal a process group; one already gone (or not ours) is no error."""
+    try:
+        os.killpg(pgid, sig)
+    except OSError:
+        pass
+
+
 def pid_alive(pid: object) -> bool:
     """Is there a process with this pid (ours or another user's)?"""
     if not isinstance(pid, int) or pid <= 0:

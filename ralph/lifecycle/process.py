@@ -13,6 +13,7 @@ import threading
 import time
 
 from ralph.loop.proc import feed_stdin  # a hook that does not read its stdin is fine
+from ralph.project import kill_group
 
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
@@ -69,13 +70,6 @@ class Outcome:
         self.output = ""
         self.output_bytes = 0
         self.error = ""  # could not start: why
-
-
-def kill_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def run(argv: list[str], *, cwd: str, env: dict[str, str], stdin_data: bytes, timeout: float,

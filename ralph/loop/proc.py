@@ -18,6 +18,8 @@ import subprocess
 import threading
 import time
 
+from ralph.project import kill_group
+
 KILL_GRACE_SECONDS = 5.0  # SIGTERM first; SIGKILL if the group is still there after this
 DRAIN_SECONDS = 2.0  # after the leader exits, how long leftovers may keep the pipe open
 TAIL_BYTES = 256 * 1024
@@ -76,10 +78,7 @@ class Interrupts:
 
     def kill_group(self, sig: int) -> None:
         if self.pgid:
-            try:
-                os.killpg(self.pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_group(self.pgid, sig)
 
 
 class RedactedLog:
@@ -432,10 +431,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
     finally:
         selector.close()
         # the leader may be done, but nothing it started outlives the iteration
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(proc.pid, signal.SIGKILL)
         result.exit_code = proc.wait()
         interrupts.pgid = 0
         proc.stdout.close()
