@@ -204,6 +204,19 @@ def read_lines(path: str, max_bytes: int = 16 * 1024 * 1024) -> list[str]:
     return [line.decode("utf-8", "surrogateescape") for line in lines if line]
 
 
+def read_json_object(path: str) -> dict | None:
+    """A state file's JSON object; None when it is missing, unreadable, torn
+    or not an object (every such file is written whole by atomic_write)."""
+    from ralph import fastjson
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = fastjson.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def kill_group(pgid: int, sig: int) -> None:
     """Signal a process group; one already gone (or not ours) is no error."""
     try:

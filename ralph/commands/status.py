@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from ralph.project import pid_alive
+from ralph.project import pid_alive, read_json_object
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
@@ -87,14 +87,10 @@ def denials(state_dir: str, run_id: object) -> dict:
 
 def waiting_gate(state_dir: str) -> dict | None:
     """An approval gate the loop is waiting at (ralph.lifecycle.webhook), if any."""
-    try:
-        from ralph.lifecycle.webhook import WAITING_FILE
+    from ralph.lifecycle.webhook import WAITING_FILE
 
-        with open(os.path.join(state_dir, WAITING_FILE), encoding="utf-8") as f:
-            gate = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return gate if isinstance(gate, dict) and pid_alive(gate.get("pid")) else None
+    gate = read_json_object(os.path.join(state_dir, WAITING_FILE))
+    return gate if gate is not None and pid_alive(gate.get("pid")) else None
 
 
 def children(state_dir: str) -> list[dict]:

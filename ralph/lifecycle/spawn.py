@@ -263,21 +263,15 @@ def _write_record(child: str, record: dict) -> None:
 
 
 def _child_finish(child: str) -> dict:
-    import json
+    from ralph.project import read_json_object
 
-    try:
-        with open(os.path.join(child, "run.json"), encoding="utf-8") as f:
-            return json.load(f).get("finish") or {}
-    except (OSError, ValueError, AttributeError):
-        return {}
+    return (read_json_object(os.path.join(child, "run.json")) or {}).get("finish") or {}
 
 
 def list_children(state_dir: str) -> list[dict]:
     """Every child of this project (for `ralph status`): what was spawned, and
     its state from its own run.json."""
-    import json
-
-    from ralph.project import pid_alive
+    from ralph.project import pid_alive, read_json_object
 
     base = os.path.join(state_dir, CHILDREN_DIR)
     try:
@@ -287,20 +281,11 @@ def list_children(state_dir: str) -> list[dict]:
     children = []
     for entry in names:
         path = os.path.join(base, entry)
-        try:
-            with open(os.path.join(path, SPAWN_FILE), encoding="utf-8") as f:
-                record = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if not isinstance(record, dict):
+        record = read_json_object(os.path.join(path, SPAWN_FILE))
+        if record is None:
             continue
         record["dir"] = entry
-        try:
-            with open(os.path.join(path, "run.json"), encoding="utf-8") as f:
-                run = json.load(f)
-        except (OSError, ValueError):
-            run = {}
-        finish = run.get("finish") if isinstance(run, dict) else None
+        finish = (read_json_object(os.path.join(path, "run.json")) or {}).get("finish")
         pid = record.get("pid") if not record.get("await") else None
         if finish:
             record["state"] = f"finished {finish.get('type')}"

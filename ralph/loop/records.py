@@ -36,14 +36,9 @@ def write_run_state(state_dir: str, state: dict) -> None:
 
 
 def read_run_state(state_dir: str) -> dict | None:
-    import json
+    from ralph.project import read_json_object
 
-    try:
-        with open(os.path.join(state_dir, RUN_FILE), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_object(os.path.join(state_dir, RUN_FILE))
 
 
 def append_event(state_dir: str, event: dict) -> None:

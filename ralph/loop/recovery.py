@@ -31,7 +31,7 @@ import os
 import re
 
 from ralph.plan import PlanError, set_story_state, story_state
-from ralph.project import atomic_write, pid_alive
+from ralph.project import atomic_write, pid_alive, read_json_object
 
 from ralph.loop.proc import end_recorded_group, git, is_same_process
 
@@ -55,12 +55,7 @@ def clear_intent(state_dir: str) -> None:
 
 
 def read_intent(state_dir: str) -> dict | None:
-    try:
-        with open(os.path.join(state_dir, INTENT_FILE), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_json_object(os.path.join(state_dir, INTENT_FILE))
 
 
 def clean_temp_files(directories: list[str]) -> list[str]:
