@@ -10,17 +10,16 @@ def handle(call: HookCall) -> Outcome:
     return check(call) if check is not None else allow()
 
 
-def load_guard_policy(call: HookCall, path: str) -> object | None:
-    """The [guard] table of ralph.toml, or None (defaults). A broken config is
-    logged and the defaults apply: they block every push and merge."""
-    from ralph.config import ConfigError, load_section
+def load_guard_policy(call: HookCall) -> object:
+    """The [guard] table of ralph.toml. A broken config is logged and the
+    defaults apply: they block every push and merge."""
+    from ralph.config import section_or_defaults
     from ralph.rules.guard import GuardPolicy
 
-    try:
-        return GuardPolicy.from_values(load_section(call.root, "guard", call.environ))
-    except ConfigError as e:
-        call.problems.append(f"config ignored: {e}")
-        return None
+    values, problem = section_or_defaults(call.root, "guard", call.environ)
+    if problem:
+        call.problems.append(problem)
+    return GuardPolicy.from_values(values)
 
 
 def check_bash(call: HookCall) -> Outcome:
@@ -45,7 +44,7 @@ def check_bash(call: HookCall) -> Outcome:
             return allow()
     from ralph.rules.guard import judge_command
 
-    verdict = judge_command(command, load_guard_policy(call, path) if path else None, cwd=call.cwd,
+    verdict = judge_command(command, load_guard_policy(call) if path else None, cwd=call.cwd,
                             remotes=local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]

@@ -61,16 +61,13 @@ def load_history(path: str, iteration: int | None = None) -> list[dict]:
 
 def load_policy(call: HookCall) -> object:
     """The `[rollback]` policy; a broken config is noted and the defaults apply."""
+    from ralph.config import section_or_defaults
     from ralph.rules.rollback_policy import RollbackPolicy
 
-    try:
-        from ralph.config import ConfigError, load_section
-
-        values = load_section(call.root, "rollback", call.environ)
-        return RollbackPolicy.from_values(values)
-    except ConfigError as e:
-        call.problems.append(f"{e}; using the default rollback policy")
-        return RollbackPolicy()
+    values, problem = section_or_defaults(call.root, "rollback", call.environ)
+    if problem:
+        call.problems.append(problem)
+    return RollbackPolicy.from_values(values)
 
 
 def _bounded_lines(lines: list[str], limit: int = MAX_EVIDENCE_LINES) -> list[str]:
