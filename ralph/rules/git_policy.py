@@ -8,8 +8,7 @@ run a command of their own (rebase --exec, submodule foreach, bisect run,
 filter-branch, difftool --extcmd). Also git hooks and config files the
 command writes, which arm a later push.
 """
-import posixpath
-
+from ralph import fastos
 from ralph.rules.expand import _split_words
 from ralph.rules.guard_state import GLOB, UNKNOWN, Scope, bare_repository, file_key, lookup_file, shell_quote, show
 from ralph.rules.shell import ShellSyntaxError
@@ -151,8 +150,8 @@ class GitPolicy:
             return True
         if not self.remotes or not self.cwd or UNKNOWN in path:
             return False
-        here = self.cwd if is_cwd else posixpath.join(self.cwd, scope.cwd) if scope.cwd else self.cwd
-        full = posixpath.normpath(posixpath.join(here, path))
+        here = self.cwd if is_cwd else fastos.join(self.cwd, scope.cwd) if scope.cwd else self.cwd
+        full = fastos.normpath(fastos.join(here, path))
         return any(full == remote or full.startswith(remote + "/") for remote in self.remotes)
 
     def config_file(self, path: str, scope: Scope, where: str) -> list[tuple[str, str]]:
