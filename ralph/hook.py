@@ -5,15 +5,14 @@ treats a crash, a non-zero exit, invalid JSON or a timeout as "allow", so a
 handler that crashes is a bypass. When in doubt on PreToolUse the answer is a
 deny that says how to proceed (fail closed); elsewhere it is `{}`.
 
-Only modules Python has already loaded at start-up (os, sys, time) and the C
-parts of json and signal are imported here (`import json` or `import signal`
-would pull in re and enum: milliseconds on every tool call); each handler
-imports what its own event needs.
+Only built-in modules (sys, time, posix through ralph.fastos, the C part of
+signal) and ralph's own are imported here: `import os` costs a tenth of a
+Python start and `import json` or `import signal` would pull in re and enum;
+each handler imports what its own event needs.
 """
-import os
 import time
 
-from ralph import fastjson
+from ralph import fastjson, fastos
 from ralph.protocol import HookCall, Outcome, deny
 
 MAX_STDIN = 64 * 1024 * 1024
@@ -62,7 +61,7 @@ def read_stdin(limit: int = MAX_STDIN) -> bytes | None:
     fd = 0
     while True:
         try:
-            chunk = os.read(fd, 1 << 20)
+            chunk = fastos.read(fd, 1 << 20)
         except InterruptedError:
             continue
         except OSError:
@@ -109,8 +108,9 @@ def fail_safe(event: str, why: str) -> Outcome:
     return Outcome({}, "error", why)
 
 
-def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._Environ[str] = os.environ) -> tuple[Outcome, HookCall | None, str, list[str]]:
-    """Judge one payload. Returns (outcome, call, event, notes); never raises."""
+def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | None = None) -> tuple[Outcome, HookCall | None, str, list[str]]:
+    """Judge one payload. Returns (outcome, call, event, notes); never raises.
+    environ: the hook's environment (default: this process's)."""
     notes: list[str] = []
     event = event_hint
     call = None
@@ -131,7 +131,7 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
         if module_name is None:
             ignored = Outcome({}, "ignored", f"no handler for {event}")
             call = HookCall(event, payload, environ)
-            source = event_hooks_source(call.root, environ)
+            source = event_hooks_source(call.root, call.environ)
             if source is None:
                 return ignored, None, event, notes
             outcome = run_event_hooks(call, ignored, raw, source)
@@ -153,7 +153,7 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | os._E
         return fail_safe(event, f"internal error {name}"), call, event, notes
 
 
-def event_hooks_source(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, bytes | None] | None:
+def event_hooks_source(root: str, environ: dict[str, str] | None) -> tuple[str, bytes | None] | None:
     """(path, bytes) of the ralph.toml that may declare `[[hooks.event]]`, else
     None: one stat without a config, one read with one that never says
     `event`, and no import or TOML parsing either way. (path, None): the file
@@ -240,12 +240,12 @@ def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[st
             entry.update(redact(extra, LOG_FIELD_CHARS))
         line = fastjson.dumps(entry)
         if call is not None:
-            log_dir = os.path.join(call.state_dir, "logs")
+            log_dir = fastos.join(call.state_dir, "logs")
         else:
             from ralph.project import project_root, state_dir
 
-            log_dir = os.path.join(state_dir(project_root(os.getcwd())), "logs")
-        path = os.path.join(log_dir, "hooks.jsonl")
+            log_dir = fastos.join(state_dir(project_root(fastos.getcwd())), "logs")
+        path = fastos.join(log_dir, "hooks.jsonl")
         from ralph.project import append_line, rotate_if_larger
 
         rotate_if_larger(path, LOG_MAX_BYTES)
@@ -281,15 +281,20 @@ def answer_and_exit(event_hint: str) -> None:
     went straight to fd 1 and the log line is written; nothing is buffered or
     left to clean up, and tearing the interpreter down would cost more than
     importing the guard does."""
+    import gc
     import sys
 
+    # No cycle collection: the call is short and ends in _exit, and the
+    # collections that importing its modules would set off cost more than a
+    # tenth of a millisecond each.
+    gc.disable()
     code = main(event_hint)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
-    os._exit(code)
+    fastos._exit(code)
 
 
 def main(event_hint: str) -> int:

@@ -3,9 +3,9 @@
 block). Handlers import these from here, never from ralph.hook (the
 dispatcher that imports them by name), so there is no cycle.
 
-Imports nothing beyond os at load time: this is on every hook call.
+Imports nothing but ralph.fastos at load time: this is on every hook call.
 """
-import os
+from ralph import fastos
 
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
 # Bash commands longer than this are judged on this prefix (PostToolUse) or
@@ -28,16 +28,17 @@ class HookCall:
 
     __slots__ = ("event", "payload", "cwd", "session_id", "tool_name", "tool_input", "root", "_state_dir", "problems", "environ", "log_extra")
 
-    def __init__(self, event: str, payload: dict, environ: dict[str, str] | os._Environ[str] = os.environ) -> None:
+    def __init__(self, event: str, payload: dict, environ: dict[str, str] | None = None) -> None:
+        """environ: the hook's environment (default: this process's, fastos.environ())."""
         self.event = event
         self.payload = payload
-        self.environ = environ
+        self.environ = environ = fastos.environ() if environ is None else environ
         self.problems: list[str] = []
         self.log_extra: dict = {}  # extra fields a handler wants in this call's log line
         cwd = payload.get("cwd")
-        if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
+        if not isinstance(cwd, str) or not cwd or not fastos.isdir(cwd):
             self.problems.append(f"cwd {cwd!r} unusable; using the process cwd")
-            cwd = os.getcwd()
+            cwd = fastos.getcwd()
         self.cwd = cwd
         session_id = payload.get("session_id")
         if not isinstance(session_id, str) or not session_id:

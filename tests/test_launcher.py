@@ -68,3 +68,26 @@ def test_hooks_run_without_site_and_without_shadowing(tmp_path, repo: str, edita
     # the command line, through the same launcher
     version = subprocess.run([python, "-IS", ralph, "version"], capture_output=True, text=True, env=env, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("ralph-hooks "), version.stderr
+
+
+def test_bash_pre_tool_never_loads_os(tmp_path, repo: str) -> None:
+    # `import os` is a tenth of a Python start (ralph/fastos.py): a Bash
+    # PreToolUse call, on the fast path or through the whole guard, must not
+    # load it, nor what it brings (_collections_abc, posixpath).
+    python, ralph = make_venv(str(tmp_path / "venv"), editable=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG", "RALPH_STATE_DIR")}
+    captured = load_payload("PreToolUse_Bash", repo)
+    commands = {"npm test": "plain command", captured["tool_input"]["command"]: None, "git push origin main": None}
+    for command, guard_note in commands.items():
+        payload = captured | {"tool_input": {"command": command}}
+        done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "pre-tool"], input=json.dumps(payload), capture_output=True,
+                              text=True, cwd=repo, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        assert (answer.get("hookSpecificOutput", {}).get("permissionDecision") == "deny") == (command == "git push origin main")
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+        assert ("ralph.rules.guard" in imported) == (guard_note is None), (command, sorted(imported))
+        assert not imported & {"os", "_collections_abc", "posixpath", "site"}, (command, sorted(imported))
+    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+        logged = [json.loads(line) for line in f]
+    assert [entry.get("guard") for entry in logged] == list(commands.values()) and os.path.isfile(os.path.join(repo, ".ralph", ".gitignore"))

@@ -1,6 +1,5 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
-import os
-
+from ralph import fastos
 from ralph.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.project import config_path
 
@@ -75,7 +74,7 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
         iteration, limit = 0, 0
     path = denials_path(call.state_dir)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fastos.makedirs(fastos.dirname(path), exist_ok=True)
         rotate_if_larger(path, 1024 * 1024)  # bounded; the loop reads only the current run's lines
         append_line(path, json.dumps({
             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
@@ -98,18 +97,16 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
 def local_remotes(root: str) -> tuple[str, ...]:
     """Absolute paths of the repository's remotes that are local paths (a git
     write into one is a push), read from its git config; () when unreadable."""
-    import os
-
-    git_dir = os.path.join(root, ".git")
+    git_dir = fastos.join(root, ".git")
     try:
-        if os.path.isfile(git_dir):  # a worktree or submodule: `gitdir: <path>`
+        if fastos.isfile(git_dir):  # a worktree or submodule: `gitdir: <path>`
             with open(git_dir, encoding="utf-8", errors="replace") as f:
-                git_dir = os.path.join(root, f.read().split("gitdir:", 1)[-1].strip())
-            common = os.path.join(git_dir, "commondir")
-            if os.path.isfile(common):
+                git_dir = fastos.join(root, f.read().split("gitdir:", 1)[-1].strip())
+            common = fastos.join(git_dir, "commondir")
+            if fastos.isfile(common):
                 with open(common, encoding="utf-8", errors="replace") as f:
-                    git_dir = os.path.join(git_dir, f.read().strip())
-        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
+                    git_dir = fastos.join(git_dir, f.read().strip())
+        with open(fastos.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
             lines = f.read(200_000).splitlines()
     except OSError:
         return ()
@@ -123,8 +120,12 @@ def local_remotes(root: str) -> tuple[str, ...]:
             url = line.split("=", 1)[1].strip().strip('"')
             if url.startswith("file://"):
                 url = url[7:]
-            if url.startswith(("/", "./", "../", "~")) or (url and ":" not in url):
-                remotes.append(os.path.normpath(os.path.join(root, os.path.expanduser(url))))
+            if url.startswith("~"):
+                import os  # rare: a remote in a home directory
+
+                url = os.path.expanduser(url)
+            if url.startswith(("/", "./", "../")) or (url and ":" not in url):
+                remotes.append(fastos.normpath(fastos.join(root, url)))
     return tuple(remotes)
 
 

@@ -90,9 +90,9 @@ def env_secrets() -> list[str]:
     names (ANTHROPIC_API_KEY, DEPLOY_PASSWORD, ...): redacted wherever they
     appear, even printed bare by a test with no name or format to tell them by."""
     if not _env_values:
-        import os
+        from ralph import fastos
 
-        found = {value for name, value in os.environ.items()
+        found = {value for name, value in fastos.environ().items()
                  if len(value) >= ENV_SECRET_MIN and any(word in name.upper() for word in ENV_SECRET_NAME)}
         _env_values.extend(sorted(found, key=len, reverse=True) or [""])
     return [value for value in _env_values if value]
