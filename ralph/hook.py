@@ -294,6 +294,9 @@ def answer_and_exit(event_hint: str) -> None:
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
+    bundle = sys.modules.get("ralph.hook_bundle")  # see bin/ralph
+    if bundle is not None:
+        bundle.update()
     fastos._exit(code)
 
 

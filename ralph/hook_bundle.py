@@ -1,0 +1,214 @@
+"""Hook calls load ralph's modules from one file instead of one file each.
+
+A hook runs on every tool call, and the usual import of a module costs about
+a tenth of a millisecond of finding, stat-ing, opening and reading files
+before its code runs: twenty modules on a Bash PreToolUse call. So for hook
+subcommands the launcher (bin/ralph) imports this module first, and it serves
+ralph's modules from a bundle in ralph's __pycache__: one file per hook
+subcommand, holding the bytecode the import system would read plus each
+source file's size and mtime.
+
+A module is served from the bundle only while its source file still has that
+size and mtime; any other module (a changed source, one the bundle lacks) is
+imported the usual way, and at the end of such a call the bundle is written
+again (temp file + rename) with what the call imported. Nothing depends on
+the bundle: a missing, torn or unwritable one means the usual imports.
+"""
+import marshal
+import posix
+import sys
+
+from _imp import _fix_co_filename
+
+# importlib's machinery, loaded at start-up; posix, not ralph.fastos, so that
+# fastos too is served from the bundle
+_bootstrap = sys.modules["_frozen_importlib"]
+_external = sys.modules["_frozen_importlib_external"]
+PACKAGE_DIR = __file__.rpartition("/")[0]  # .../ralph
+FORMAT = 1  # bumped when the entries' layout changes
+
+
+def bundle_path(subcommand: str) -> str:
+    return f"{PACKAGE_DIR}/__pycache__/hook-bundle.{subcommand}.{sys.implementation.cache_tag}.bin"
+
+
+def source_stamp(path: str) -> tuple[int, int]:
+    info = posix.stat(path)
+    return info.st_mtime_ns, info.st_size
+
+
+class BundleFinder:
+    """A meta path finder and loader for the modules of one bundle."""
+
+    def __init__(self, path: str, fd: int, index: dict[str, tuple]) -> None:
+        self.path = path
+        self.fd = fd  # the bundle, open for the life of the process (-1: none)
+        self.index = index  # module name -> (source path, is package, (mtime_ns, size), offset, length)
+        self.loaded: dict[str, object] = {}  # module name -> its code, between find_spec and exec_module
+        self.outdated = False  # a ralph module was imported the usual way: write the bundle again
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if not name.startswith("ralph."):
+            return None
+        code = self.code(name)
+        if code is None:
+            self.outdated = True
+            return None
+        self.loaded[name] = code
+        origin, is_package = self.index[name][:2]
+        spec = _bootstrap.ModuleSpec(name, self, origin=origin, is_package=is_package)
+        spec.has_location = True
+        if is_package:
+            spec.submodule_search_locations = [origin.rpartition("/")[0]]
+        return spec
+
+    def code(self, name: str) -> object:
+        """The module's code from the bundle, None unless the bundle has it
+        for its source file as it is now."""
+        entry = self.index.get(name)
+        if entry is None:
+            return None
+        origin, _, stamp, offset, length = entry
+        try:
+            if source_stamp(origin) != stamp:
+                return None
+            code = marshal.loads(posix.pread(self.fd, length, offset))
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+        _fix_co_filename(code, origin)
+        return code
+
+    def create_module(self, spec: object) -> None:
+        return None  # the default module object
+
+    def exec_module(self, module: object) -> None:
+        exec(self.loaded.pop(module.__name__), module.__dict__)
+
+
+def serve(subcommand: str) -> None:
+    """Serve ralph's modules from the bundle of this hook subcommand (an empty
+    one when there is none yet) for the rest of this process."""
+    if not subcommand.replace("-", "").isalnum():
+        return  # not a hook subcommand: no file named after it
+    path = bundle_path(subcommand)
+    fd, index = -1, {}
+    try:
+        fd = posix.open(path, posix.O_RDONLY | posix.O_CLOEXEC)
+        head = posix.read(fd, 1 << 13)
+        size = int.from_bytes(head[:4], "little")
+        if len(head) < 4 + size:
+            head += posix.pread(fd, 4 + size - len(head), len(head))
+        data = marshal.loads(head[4:4 + size])
+        if isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT and isinstance(data[1], dict):
+            index = data[1]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # none yet, or not one of ours: the usual imports, and a new bundle at the end
+    sys.meta_path.insert(0, BundleFinder(path, fd, index))
+
+
+def update() -> None:
+    """At the end of a hook call that imported ralph modules the usual way:
+    write the bundle again with every ralph module this call imported, and
+    those of earlier calls whose source is unchanged (calls of one subcommand
+    import different modules: an Edit is not a Bash call). Never raises (the
+    answer went out already; the next call may try again)."""
+    finder = next((f for f in sys.meta_path if isinstance(f, BundleFinder)), None)
+    if finder is None or not finder.outdated or not _writable(finder.path.rpartition("/")[0]):
+        return
+    tmp = f"{finder.path}.{posix.getpid()}.tmp"
+    try:
+        modules = {}
+        for name, (origin, is_package, stamp, _, _) in finder.index.items():
+            try:
+                if source_stamp(origin) == stamp:
+                    modules[name] = origin, is_package, stamp
+            except OSError:
+                pass  # gone
+        for name, module in list(sys.modules.items()):
+            found = _module_source(name, module)
+            if found is not None:
+                modules[name] = found
+        if modules == {name: entry[:3] for name, entry in finder.index.items()}:
+            return  # what the bundle lacks cannot be in it (not from a .py file)
+        data = _bundle(modules, finder)
+        try:
+            posix.mkdir(finder.path.rpartition("/")[0])
+        except FileExistsError:
+            pass
+        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[posix.write(fd, view):]
+        finally:
+            posix.close(fd)
+        posix.replace(tmp, finder.path)
+    except BaseException:
+        try:
+            posix.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _writable(cache_dir: str) -> bool:
+    """Can the bundle be written? (A system-wide install run by a user cannot:
+    then every call would build it in vain.)"""
+    if posix.access(cache_dir, posix.W_OK | posix.X_OK):
+        return True
+    # no __pycache__ yet: can it be made?
+    return not posix.access(cache_dir, posix.F_OK) and posix.access(PACKAGE_DIR, posix.W_OK | posix.X_OK)
+
+
+def _module_source(name: str, module: object) -> tuple | None:
+    """(source path, is package, stamp) of an imported ralph module loaded
+    from a .py file; None for anything else."""
+    if not name.startswith("ralph.") or name == __name__:
+        return None
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None)
+    if not isinstance(origin, str) or not origin.endswith(".py"):
+        return None
+    return origin, spec.submodule_search_locations is not None, source_stamp(origin)
+
+
+def _bundle(modules: dict[str, tuple], finder: BundleFinder) -> bytes:
+    """The bundle's bytes: the index's length (4 bytes), the index, then each
+    module's bytecode at the offset the index gives."""
+    blobs = {}
+    for name, (origin, _, stamp) in modules.items():
+        known = finder.index.get(name)
+        bytecode = None
+        if known is not None and known[0] == origin and known[2] == stamp:
+            try:
+                bytecode = posix.pread(finder.fd, known[4], known[3])
+            except OSError:
+                pass
+        blobs[name] = bytecode if bytecode is not None and len(bytecode) == known[4] else _bytecode(origin, stamp)
+    # offsets depend on the index's size, which depends on the offsets' sizes:
+    # fix them with room to spare (marshal writes each int in 4 or 5 bytes)
+    start = 4 + len(marshal.dumps((FORMAT, {name: (*modules[name], 1 << 40, 1 << 40) for name in modules}))) + 64
+    index, offset = {}, start
+    for name, blob in blobs.items():
+        index[name] = (*modules[name], offset, len(blob))
+        offset += len(blob)
+    head = marshal.dumps((FORMAT, index))
+    if 4 + len(head) > start:
+        raise ValueError("bundle index larger than reserved")
+    return len(head).to_bytes(4, "little") + head + b"\0" * (start - 4 - len(head)) + b"".join(blobs.values())
+
+
+def _bytecode(origin: str, stamp: tuple[int, int]) -> bytes:
+    """The marshalled code of a source file: its .pyc's when that was written
+    for this very source (the same check the import system makes), else
+    compiled here as the import system would."""
+    try:
+        with open(_external.cache_from_source(origin), "rb") as f:
+            pyc = f.read()
+        flags = int.from_bytes(pyc[4:8], "little")
+        if (pyc[:4] == _external.MAGIC_NUMBER and flags == 0 and int.from_bytes(pyc[8:12], "little") == (stamp[0] // 10 ** 9) & 0xFFFFFFFF
+                and int.from_bytes(pyc[12:16], "little") == stamp[1] & 0xFFFFFFFF):
+            return pyc[16:]
+    except (OSError, NotImplementedError):
+        pass
+    with open(origin, "rb") as f:
+        return marshal.dumps(compile(f.read(), origin, "exec", dont_inherit=True))

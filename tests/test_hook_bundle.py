@@ -1,0 +1,96 @@
+"""ralph.hook_bundle: hook calls of a pip-installed ralph load its modules
+from one bundle file, which follows every change of a source file, and
+whose absence, damage or unwritability only means the usual imports."""
+import json
+import os
+import subprocess
+import sys
+
+from .conftest import load_payload
+from .test_launcher import make_venv
+
+TAG = sys.implementation.cache_tag
+# which loader served the guard, and where its code says it comes from
+PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); import ralph.hook_bundle as b; b.serve('pre-tool'); "
+         "import ralph.rules.guard as g; print(type(g.__loader__).__name__, g.__file__ == g.judge_command.__code__.co_filename, "
+         "getattr(g, 'PROBE_MARK', '-'))")
+
+
+class Installed:
+    def __init__(self, root: str, repo: str) -> None:
+        self.python, self.ralph = make_venv(root, editable=False)
+        self.site = os.path.join(root, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+        self.bundle = os.path.join(self.site, "ralph", "__pycache__", f"hook-bundle.pre-tool.{TAG}.bin")
+        self.repo = repo
+        self.env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG", "RALPH_STATE_DIR")}
+
+    def pre_tool(self, command: str, payload_name: str = "PreToolUse_Bash") -> str:
+        """The permission decision of one PreToolUse call ('' = allowed)."""
+        payload = load_payload(payload_name, self.repo)
+        if payload_name == "PreToolUse_Bash":
+            payload["tool_input"] = {"command": command}
+        done = subprocess.run([self.python, "-IS", self.ralph, "pre-tool"], input=json.dumps(payload), capture_output=True,
+                              text=True, cwd=self.repo, env=self.env, timeout=60)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return json.loads(done.stdout).get("hookSpecificOutput", {}).get("permissionDecision", "")
+
+    def probe(self) -> list[str]:
+        done = subprocess.run([self.python, "-IS", "-c", PROBE, self.site], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+
+def test_calls_write_the_bundle_then_load_from_it(tmp_path, repo: str) -> None:
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    assert not os.path.exists(ralph.bundle)
+    assert ralph.pre_tool("git status && git push origin main") == "deny"
+    assert os.path.isfile(ralph.bundle)
+    assert ralph.probe() == ["BundleFinder", "True", "-"]
+    assert ralph.pre_tool("git push origin main") == "deny"
+    assert ralph.pre_tool("git status") == ""
+    # a call that imported nothing new leaves the bundle as it was
+    written = os.stat(ralph.bundle).st_mtime_ns
+    assert ralph.pre_tool("git log -1") == "" and os.stat(ralph.bundle).st_mtime_ns == written
+
+
+def test_a_changed_source_is_imported_as_it_is_now(tmp_path, repo: str) -> None:
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    assert ralph.pre_tool("git status") == ""
+    guard = os.path.join(ralph.site, "ralph", "rules", "guard.py")
+    with open(guard, "a", encoding="utf-8") as f:
+        f.write("\nPROBE_MARK = 'changed'\n")
+    assert ralph.probe() == ["SourceFileLoader", "True", "changed"]  # the stale bundled code is not used
+    assert ralph.pre_tool("git push") == "deny"  # ...and this call wrote the bundle again
+    assert ralph.probe() == ["BundleFinder", "True", "changed"]
+
+
+def test_a_damaged_or_unwritable_bundle_means_the_usual_imports(tmp_path, repo: str) -> None:
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    assert ralph.pre_tool("git status") == ""
+    with open(ralph.bundle, "r+b") as f:
+        data = f.read()
+        f.seek(0)
+        f.write(data[:4] + bytes(len(data) // 2))  # the index's length, then zeros
+        f.truncate()
+    assert ralph.probe() == ["SourceFileLoader", "True", "-"]
+    assert ralph.pre_tool("git push origin main") == "deny"
+    assert ralph.probe() == ["BundleFinder", "True", "-"]  # written whole again
+    os.unlink(ralph.bundle)
+    os.mkdir(ralph.bundle)  # cannot be read or replaced
+    assert ralph.pre_tool("git push origin main") == "deny"
+    assert ralph.pre_tool("npm test") == ""
+    assert ralph.probe() == ["SourceFileLoader", "True", "-"]
+    assert not [name for name in os.listdir(os.path.dirname(ralph.bundle)) if name.endswith(".tmp")]
+
+
+def test_calls_that_import_different_modules_share_one_bundle(tmp_path, repo: str) -> None:
+    # an Edit and a Bash call import different modules; the bundle keeps both
+    # (unchanged ones), instead of being rewritten by every other call
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    assert ralph.pre_tool("git status") == ""
+    assert ralph.pre_tool("", "PreToolUse_Edit") == "deny"  # an edit of a file never read
+    written = os.stat(ralph.bundle).st_mtime_ns
+    for _ in range(2):
+        assert ralph.pre_tool("git status") == ""
+        assert ralph.pre_tool("", "PreToolUse_Edit") == "deny"
+    assert os.stat(ralph.bundle).st_mtime_ns == written
