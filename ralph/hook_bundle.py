@@ -23,7 +23,6 @@ from _imp import _fix_co_filename
 # importlib's machinery, loaded at start-up; posix, not ralph.fastos, so that
 # fastos too is served from the bundle
 _bootstrap = sys.modules["_frozen_importlib"]
-_external = sys.modules["_frozen_importlib_external"]
 PACKAGE_DIR = __file__.rpartition("/")[0]  # .../ralph
 FORMAT = 1  # bumped when the entries' layout changes
 
@@ -108,107 +107,14 @@ def serve(subcommand: str) -> None:
 
 def update() -> None:
     """At the end of a hook call that imported ralph modules the usual way:
-    write the bundle again with every ralph module this call imported, and
-    those of earlier calls whose source is unchanged (calls of one subcommand
-    import different modules: an Edit is not a Bash call). Never raises (the
-    answer went out already; the next call may try again)."""
+    write the bundle again (ralph.hook_bundle_write). Never raises: the
+    answer went out already, and the next call may try again."""
     finder = next((f for f in sys.meta_path if isinstance(f, BundleFinder)), None)
-    if finder is None or not finder.outdated or not _writable(finder.path.rpartition("/")[0]):
+    if finder is None or not finder.outdated:
         return
-    tmp = f"{finder.path}.{posix.getpid()}.tmp"
     try:
-        modules = {}
-        for name, (origin, is_package, stamp, _, _) in finder.index.items():
-            try:
-                if source_stamp(origin) == stamp:
-                    modules[name] = origin, is_package, stamp
-            except OSError:
-                pass  # gone
-        for name, module in list(sys.modules.items()):
-            found = _module_source(name, module)
-            if found is not None:
-                modules[name] = found
-        if modules == {name: entry[:3] for name, entry in finder.index.items()}:
-            return  # what the bundle lacks cannot be in it (not from a .py file)
-        data = _bundle(modules, finder)
-        try:
-            posix.mkdir(finder.path.rpartition("/")[0])
-        except FileExistsError:
-            pass
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[posix.write(fd, view):]
-        finally:
-            posix.close(fd)
-        posix.replace(tmp, finder.path)
+        from ralph.hook_bundle_write import write
+
+        write(finder)
     except BaseException:
-        try:
-            posix.unlink(tmp)
-        except OSError:
-            pass
-
-
-def _writable(cache_dir: str) -> bool:
-    """Can the bundle be written? (A system-wide install run by a user cannot:
-    then every call would build it in vain.)"""
-    if posix.access(cache_dir, posix.W_OK | posix.X_OK):
-        return True
-    # no __pycache__ yet: can it be made?
-    return not posix.access(cache_dir, posix.F_OK) and posix.access(PACKAGE_DIR, posix.W_OK | posix.X_OK)
-
-
-def _module_source(name: str, module: object) -> tuple | None:
-    """(source path, is package, stamp) of an imported ralph module loaded
-    from a .py file; None for anything else."""
-    if not name.startswith("ralph.") or name == __name__:
-        return None
-    spec = getattr(module, "__spec__", None)
-    origin = getattr(spec, "origin", None)
-    if not isinstance(origin, str) or not origin.endswith(".py"):
-        return None
-    return origin, spec.submodule_search_locations is not None, source_stamp(origin)
-
-
-def _bundle(modules: dict[str, tuple], finder: BundleFinder) -> bytes:
-    """The bundle's bytes: the index's length (4 bytes), the index, then each
-    module's bytecode at the offset the index gives."""
-    blobs = {}
-    for name, (origin, _, stamp) in modules.items():
-        known = finder.index.get(name)
-        bytecode = None
-        if known is not None and known[0] == origin and known[2] == stamp:
-            try:
-                bytecode = posix.pread(finder.fd, known[4], known[3])
-            except OSError:
-                pass
-        blobs[name] = bytecode if bytecode is not None and len(bytecode) == known[4] else _bytecode(origin, stamp)
-    # offsets depend on the index's size, which depends on the offsets' sizes:
-    # fix them with room to spare (marshal writes each int in 4 or 5 bytes)
-    start = 4 + len(marshal.dumps((FORMAT, {name: (*modules[name], 1 << 40, 1 << 40) for name in modules}))) + 64
-    index, offset = {}, start
-    for name, blob in blobs.items():
-        index[name] = (*modules[name], offset, len(blob))
-        offset += len(blob)
-    head = marshal.dumps((FORMAT, index))
-    if 4 + len(head) > start:
-        raise ValueError("bundle index larger than reserved")
-    return len(head).to_bytes(4, "little") + head + b"\0" * (start - 4 - len(head)) + b"".join(blobs.values())
-
-
-def _bytecode(origin: str, stamp: tuple[int, int]) -> bytes:
-    """The marshalled code of a source file: its .pyc's when that was written
-    for this very source (the same check the import system makes), else
-    compiled here as the import system would."""
-    try:
-        with open(_external.cache_from_source(origin), "rb") as f:
-            pyc = f.read()
-        flags = int.from_bytes(pyc[4:8], "little")
-        if (pyc[:4] == _external.MAGIC_NUMBER and flags == 0 and int.from_bytes(pyc[8:12], "little") == (stamp[0] // 10 ** 9) & 0xFFFFFFFF
-                and int.from_bytes(pyc[12:16], "little") == stamp[1] & 0xFFFFFFFF):
-            return pyc[16:]
-    except (OSError, NotImplementedError):
         pass
-    with open(origin, "rb") as f:
-        return marshal.dumps(compile(f.read(), origin, "exec", dont_inherit=True))
