@@ -7,8 +7,8 @@ noise hits every case alike:
   install       ralph as users install it (`pip install .` into a fresh venv
                 in the temp dir, as the README's quick start does); with
                 --dev-install, the venv running this script instead (the
-                editable install of scripts/test, whose launcher must also
-                read a .pth file to find the checkout)
+                editable install of scripts/test, whose launcher leaves it
+                to site to find the checkout)
   baseline      python -I -c pass, with that venv's interpreter
   pre-tool      the hook command as `ralph install` writes it
                 (`python -IS ralph pre-tool`) on small Bash payloads (the captured one, which
