@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shlex
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -341,10 +342,19 @@ def test_ralph_sandbox_print_holds_in_an_interactive_session(tmp_path, claude_bi
     chosen = [a for a in push_attempts(remote, daemon_url) if a[1] in ("evil-1", "evil-2", "evil-5", "evil-8", "evil-10")]
     turns = [harness.bash(cmd, id=ref) for _, ref, cmd in chosen] + [edit_tool_attacks(repo, remote)[0], text("done")]
     port = daemon_url.rsplit(":", 1)[1].split("/", 1)[0]
+    pid_file = remote.parent / "daemon.pid"
     daemon = {"SessionStart": [{"hooks": [{"type": "command", "command": (
         f"git daemon --reuseaddr --listen=127.0.0.1 --port={port} --export-all --enable=receive-pack "
-        f"--base-path={shlex.quote(str(remote.parent))} --detach {shlex.quote(str(remote.parent))}; echo '{{}}'")}]}]}
-    result = harness.run_scenario(repo, turns, settings={**layer, "hooks": daemon}, timeout=120)
+        f"--base-path={shlex.quote(str(remote.parent))} --pid-file={shlex.quote(str(pid_file))} --detach "
+        f"{shlex.quote(str(remote.parent))}; echo '{{}}'")}]}]}
+    try:
+        result = harness.run_scenario(repo, turns, settings={**layer, "hooks": daemon}, timeout=120)
+    finally:  # the detached daemon outlives the session: stop it
+        if pid_file.exists():
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            except (ValueError, ProcessLookupError):
+                pass
     assert result.exit_code == 0, result.describe()
     assert remote_digest(remote) == before, harness.git(remote, "for-each-ref")
     assert "Connection refused" in result.tool_result("evil-8")["content"]
