@@ -75,7 +75,7 @@ gives the verdict, with a stable rule id.
 Hot path: imports only ralph.rules.* and time (already loaded).
 """
 from ralph.rules.expand import Expander
-from ralph.rules.git_policy import GitPolicy
+from ralph.rules.git_policy import GIT_MODELS, GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard_state import could_push
@@ -169,10 +169,12 @@ DEFAULT_POLICY = GuardPolicy()
 class Analysis(Expander, GitPolicy):
     """One walk over a command: what it would run, what it blocks, what it cannot know.
 
-    The program models (ralph.rules.program_models and forge_policy: shells,
-    interpreters, wrappers, forge CLIs; a third of the guard's code) are not
-    loaded until a command reaches one: see __getattr__. Most commands never
-    do, and each hook call would pay for importing them."""
+    The code typical commands never reach lives in cold layers, each loaded
+    when the walk first calls one of its methods (see __getattr__ and
+    COLD_LAYERS): the program models (ralph.rules.program_models and
+    forge_policy: shells, interpreters, wrappers, forge CLIs) and the git
+    models (ralph.rules.git_models: config entries, aliases, hooks, ...).
+    Each hook call would otherwise pay for importing all of it."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
                  "allow_rule")
@@ -191,14 +193,18 @@ class Analysis(Expander, GitPolicy):
         self.nesting = 0
         self.call_depth = 0
 
+    layers: frozenset = frozenset()  # the cold layers this class has mixed in
+
     def __getattr__(self, name: str) -> object:
-        # Only reached for a name this class lacks: a program-model method.
-        # The analysis becomes a ModelledAnalysis (same slots, every method),
-        # so the walk goes on with the same state.
-        if type(self) is Analysis:
-            self.__class__ = modelled_analysis()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        # Only reached for a name this class lacks: a method of a cold layer
+        # (COLD_LAYERS; any other name is a program model). The analysis
+        # becomes an instance of the class with that layer mixed in (same
+        # slots), so the walk goes on with the same state.
+        layer = COLD_LAYERS.get(name, "programs")
+        if layer in self.layers:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__class__ = analysis_class(self.layers | {layer})
+        return getattr(self, name)
 
     def run_git_program(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         """git, and yadm (git with another work tree)."""
@@ -665,20 +671,42 @@ PROGRAM_HANDLERS = {
 }
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
-_MODELLED: list[type] = []
+# cold method -> the layer that holds it; a name not listed is a program model
+COLD_LAYERS = dict.fromkeys(GIT_MODELS, "git")
+LAYER_ORDER = ("git", "programs")
+
+
+def load_layer(layer: str) -> tuple[type, ...]:
+    """The mixin classes of one cold layer, imported now."""
+    if layer == "git":
+        from ralph.rules.git_models import GitModels
+
+        return (GitModels,)
+    from ralph.rules.forge_policy import ForgePolicy
+    from ralph.rules.program_models import ProgramModels
+
+    return (ForgePolicy, ProgramModels)
+
+
+_LAYERED: dict[frozenset, type] = {}
+
+
+def analysis_class(layers: frozenset) -> type:
+    """Analysis with these cold layers mixed in, built once per set of layers."""
+    if layers not in _LAYERED:
+        mixins = tuple(mixin for layer in LAYER_ORDER if layer in layers for mixin in load_layer(layer))
+
+        class LayeredAnalysis(Analysis, *mixins):
+            __slots__ = ()
+
+        LayeredAnalysis.layers = layers
+        _LAYERED[layers] = LayeredAnalysis
+    return _LAYERED[layers]
 
 
 def modelled_analysis() -> type:
-    """Analysis with the program models mixed in, built on first use."""
-    if not _MODELLED:
-        from ralph.rules.forge_policy import ForgePolicy
-        from ralph.rules.program_models import ProgramModels
-
-        class ModelledAnalysis(Analysis, ForgePolicy, ProgramModels):
-            __slots__ = ()
-
-        _MODELLED.append(ModelledAnalysis)
-    return _MODELLED[0]
+    """Analysis with every cold layer mixed in."""
+    return analysis_class(frozenset(LAYER_ORDER))
 
 
 def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",
