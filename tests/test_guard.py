@@ -339,6 +339,9 @@ COLD_MODULES = {
                                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
                                "git pull origin main", "git rebase -x 'git push' main", "git -C /srv/app.git commit -m x",
                                "echo 'git push' > .git/hooks/pre-commit"),
+    "ralph.rules.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
+                               "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
+                               "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
 }
 
 
