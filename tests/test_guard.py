@@ -342,6 +342,9 @@ COLD_MODULES = {
     "ralph.rules.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
                                "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
                                "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
+    "ralph.rules.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
+    "ralph.rules.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
+                              "PS4='$(git push)' bash -xc true", "gi? push"),
 }
 
 

@@ -74,19 +74,18 @@ gives the verdict, with a stable rule id.
 
 Hot path: imports only ralph.rules.* and time (already loaded).
 """
-from ralph.rules.expand import Expander
+from ralph.rules.expand import RARE_EXPANSION, Expander
 from ralph.rules.git_policy import GIT_MODELS, GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
                                      normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard_state import could_push
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
+from ralph.rules.shell import ShellSyntaxError, TooDeep, parse
 from ralph.rules.static_output import static_output
 
 # variables bash expands as prompt strings, and those naming a file a shell sources
 PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
 FILE_ENV = frozenset(("BASH_ENV", "ENV"))
-SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))
 
 ACT = (
     "Pushing and merging are left to the person or the loop that runs you: commit your work "
@@ -172,9 +171,12 @@ class Analysis(Expander, GitPolicy):
     The code typical commands never reach lives in cold layers, each loaded
     when the walk first calls one of its methods (see __getattr__ and
     COLD_LAYERS): the program models (ralph.rules.program_models and
-    forge_policy: shells, interpreters, wrappers, forge CLIs) and the git
-    models (ralph.rules.git_models: config entries, aliases, hooks, ...).
-    Each hook call would otherwise pay for importing all of it."""
+    forge_policy: shells, interpreters, wrappers, forge CLIs), the git models
+    (ralph.rules.git_models: config entries, aliases, hooks, ...), the rare
+    expansions (ralph.rules.expand_rare: brace expansion, `${x op y}`) and the
+    rare parts of the walk (ralph.rules.walk_rare: compound commands,
+    functions, prompt strings). Each hook call would otherwise pay for
+    importing all of it."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
                  "allow_rule")
@@ -290,65 +292,7 @@ class Analysis(Expander, GitPolicy):
                 stdin = redirected
         if kind in ("sub", "grp"):
             return self.run(node[1], scope.fork() if kind == "sub" else scope, stdin, cond, where)
-        if kind == "if":
-            parts = node[1]
-            for i in range(0, len(parts), 2):
-                if i + 1 == len(parts):  # else
-                    self.run(parts[i], scope, stdin, True, where)
-                    break
-                self.run(parts[i], scope, stdin, cond or i > 0, where)
-                status = self.status_of(parts[i], scope)
-                if status != 1:
-                    self.run(parts[i + 1], scope, stdin, True, where)
-                else:
-                    self.note(where, "skips a branch whose condition is always false")
-                if status == 0:
-                    break  # later elif/else branches never run
-            return None
-        if kind == "while":
-            self.run(node[1], scope, stdin, True, where)
-            if self.status_of(node[1], scope) == 1:
-                self.note(where, "skips a loop body whose condition is always false")
-                return None
-            self.run(node[2], scope, stdin, True, where)
-            return None
-        if kind == "for":
-            _, name, words, body, redirs = node
-            if words is None:
-                values: list[str] | None = None if scope.positional is None else list(scope.positional)
-            else:
-                values = []
-                for word in words:
-                    for fields in self.expand(word, scope, where):
-                        values.extend(fields)
-                if len(values) > MAX_ALTERNATIVES * 4:
-                    values = None
-            scope.vars[name] = values if values is None else (values or [""])
-            self.run(body, scope, stdin, True, where)
-            return None
-        if kind == "case":
-            _, subject, arms, redirs = node
-            self.expand(subject, scope, where)
-            for patterns, body in arms:
-                for pattern in patterns:
-                    self.expand(pattern, scope, where)
-                self.run(body, scope, stdin, True, where)
-            return None
-        if kind == "func":
-            scope.funcs[node[1]] = node[2]
-            self.note(where, f"defines function {node[1]}()")
-            if node[1] in SHELL_CALLED_FUNCTIONS:
-                # bash calls it by itself (a command not found): judge it as called
-                self.run(node[2], scope.fork(), None, True, f"{where} > {node[1]}()")
-            return ""
-        if kind == "arith":
-            self.expand_parts(node[1], scope, where, in_quotes=True)
-            return ""
-        if kind == "test":
-            for word in node[1]:
-                self.expand(word, scope, where)
-            return ""
-        return None
+        return self.run_compound(node, scope, stdin, cond, where)
 
     def run_redirects(self, redirs: list, scope: Scope, where: str) -> tuple[str | None, list[tuple[str, bool]]]:
         """Expand redirect targets; returns (stdin text when redirected, files written)."""
@@ -464,17 +408,6 @@ class Analysis(Expander, GitPolicy):
             scope.vars[name] = alternatives
         scope.arrays.pop(name, None)
 
-    def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
-        """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
-        if "$" not in value and "`" not in value:
-            return
-        try:
-            parts = Parser(value, 1, self.budget).read_dq(None, heredoc=True)
-        except (ShellSyntaxError, TooDeep):
-            self.not_sure(False, "a prompt string cannot be read", where, "fail-closed.prompt-string")
-            return
-        self.expand_parts(parts, scope.fork(), where, in_quotes=True)
-
     def check_env(self, env: dict[str, str], scope: Scope, where: str) -> None:
         """Variables whose value git or the shell runs as a command."""
         for name, value in env.items():
@@ -526,7 +459,7 @@ class Analysis(Expander, GitPolicy):
         name = program_name(word)
         if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
             # a glob for the program: judge every program it could name that pushes or merges
-            matches = glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
+            matches = self.glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
             for match in matches:
                 self.note(where, f"`{show(word)}` can match {match}")
                 self.run_argv([match] + argv[1:], env, stdin, scope, where, cond)
@@ -566,19 +499,6 @@ class Analysis(Expander, GitPolicy):
             if all(found and content is not None for found, content in contents):
                 return "".join(content for _, content in contents)
         return static_output(name, argv, stdin)
-
-
-# programs a glob in a command name is checked against
-GLOB_CANDIDATES = ("git", "gh", "glab", "hub", "jj", "ralph") + tuple("git-" + s for s in (
-    "push", "send-pack", "http-push", "merge", "pull", "subtree", "merge-recursive", "merge-resolve", "merge-octopus",
-    "merge-ours", "merge-subtree", "merge-index", "svn", "flow"))
-
-
-def glob_programs(pattern: str) -> list[str]:
-    """The push/merge-capable programs a glob like `gi?` or `git-p*sh` can name."""
-    from fnmatch import fnmatchcase  # only for this rare form: keeps the hot path's imports small
-
-    return [name for name in GLOB_CANDIDATES if fnmatchcase(name, pattern.lower())]
 
 
 def certain_status(node: tuple, scope: Scope) -> int | str | None:
@@ -671,13 +591,24 @@ PROGRAM_HANDLERS = {
 }
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
+# the methods of ralph.rules.walk_rare.RareWalk
+RARE_WALK = frozenset(("run_compound", "prompt_expand", "glob_programs"))
 # cold method -> the layer that holds it; a name not listed is a program model
-COLD_LAYERS = dict.fromkeys(GIT_MODELS, "git")
-LAYER_ORDER = ("git", "programs")
+COLD_LAYERS = {**dict.fromkeys(GIT_MODELS, "git"), **dict.fromkeys(RARE_EXPANSION, "expansion"),
+               **dict.fromkeys(RARE_WALK, "walk")}
+LAYER_ORDER = ("walk", "expansion", "git", "programs")
 
 
 def load_layer(layer: str) -> tuple[type, ...]:
     """The mixin classes of one cold layer, imported now."""
+    if layer == "walk":
+        from ralph.rules.walk_rare import RareWalk
+
+        return (RareWalk,)
+    if layer == "expansion":
+        from ralph.rules.expand_rare import RareExpansion
+
+        return (RareExpansion,)
     if layer == "git":
         from ralph.rules.git_models import GitModels
 
