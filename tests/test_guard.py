@@ -344,7 +344,7 @@ COLD_MODULES = {
                                "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
     "ralph.rules.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
     "ralph.rules.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
-                              "PS4='$(git push)' bash -xc true", "gi? push"),
+                              "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
 }
 
 

@@ -77,7 +77,7 @@ Hot path: imports only ralph.rules.* and time (already loaded).
 from ralph.rules.expand import RARE_EXPANSION, Expander
 from ralph.rules.git_policy import GIT_MODELS, GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
-                                     normalize_program, program_name, shell_quote, show, show_argv)
+                                     normalize_program, program_name, show, show_argv)
 from ralph.rules.guard_state import could_push
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
 from ralph.rules.shell import ShellSyntaxError, TooDeep, parse
@@ -429,28 +429,11 @@ class Analysis(Expander, GitPolicy):
         if not argv:
             return ""
         word = argv[0]
+        # aliases and functions this command defined (their models load with the definition)
         if word in scope.aliases and self.call_depth < MAX_CALL_DEPTH:
-            self.note(where, f"alias {word} -> {scope.aliases[word]}")
-            text = scope.aliases[word] + " " + " ".join(shell_quote(a) for a in argv[1:])
-            self.call_depth += 1
-            try:
-                return self.run_script(text, scope, stdin, f"{where} > alias {word}")
-            finally:
-                self.call_depth -= 1
-        key = (word, tuple(argv[1:]))
-        if word in scope.funcs and key not in self.memo and self.call_depth < MAX_CALL_DEPTH:
-            # (a repeated call falls through to the program of that name:
-            # `git() { command git "$@"; }` must still reach git)
-            self.memo.add(key)
-            self.note(where, f"calls function {word}()")
-            saved = scope.positional
-            scope.positional = list(argv[1:])
-            self.call_depth += 1
-            try:
-                return self.run(scope.funcs[word], scope, stdin, cond, f"{where} > {word}()")
-            finally:
-                self.call_depth -= 1
-                scope.positional = saved
+            return self.run_alias_call(argv, stdin, scope, where)
+        if word in scope.funcs and (word, tuple(argv[1:])) not in self.memo and self.call_depth < MAX_CALL_DEPTH:
+            return self.run_function_call(argv, stdin, scope, where, cond)
         if "/" in word and file_key(word) in scope.files:
             # ./script.sh written earlier in this command
             inner = scope.fork()
@@ -592,7 +575,7 @@ PROGRAM_HANDLERS = {
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
 # the methods of ralph.rules.walk_rare.RareWalk
-RARE_WALK = frozenset(("run_compound", "prompt_expand", "glob_programs"))
+RARE_WALK = frozenset(("run_compound", "run_function_call", "prompt_expand", "glob_programs"))
 # cold method -> the layer that holds it; a name not listed is a program model
 COLD_LAYERS = {**dict.fromkeys(GIT_MODELS, "git"), **dict.fromkeys(RARE_EXPANSION, "expansion"),
                **dict.fromkeys(RARE_WALK, "walk")}

@@ -598,6 +598,18 @@ class ProgramModels:
                 self.note(where, f"defines alias {name}")
         return None
 
+    def run_alias_call(self, argv: list[str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """A command word that is an alias this command defined: the alias text
+        with the arguments after it, judged as shell source."""
+        word = argv[0]
+        self.note(where, f"alias {word} -> {scope.aliases[word]}")
+        text = scope.aliases[word] + " " + " ".join(shell_quote(a) for a in argv[1:])
+        self.call_depth += 1
+        try:
+            return self.run_script(text, scope, stdin, f"{where} > alias {word}")
+        finally:
+            self.call_depth -= 1
+
     def run_unalias(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         for arg in argv[1:]:
             if arg == "-a":

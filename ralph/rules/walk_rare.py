@@ -1,6 +1,6 @@
 """The parts of the guard's walk typical commands never reach, loaded on
 first use: compound commands (`if`, `while`/`until`, `for`, `case`), function
-definitions, `(( ))` and `[[ ]]`, prompt strings (PS1/PS4, `${x@P}`) and
+definitions and calls, `(( ))` and `[[ ]]`, prompt strings (PS1/PS4, `${x@P}`) and
 globs in a program name.
 
 RareWalk is mixed into guard.Analysis by guard.analysis_class() the first
@@ -88,6 +88,23 @@ class RareWalk:
                 self.expand(word, scope, where)
             return ""
         return None
+
+    def run_function_call(self, argv: list[str], stdin: str | None, scope: Scope, where: str, cond: bool) -> str | None:
+        """A call of a function this command defined, judged as run with argv[1:]
+        as its positional parameters."""
+        word = argv[0]
+        # (a repeated call falls through to the program of that name:
+        # `git() { command git "$@"; }` must still reach git)
+        self.memo.add((word, tuple(argv[1:])))
+        self.note(where, f"calls function {word}()")
+        saved = scope.positional
+        scope.positional = list(argv[1:])
+        self.call_depth += 1
+        try:
+            return self.run(scope.funcs[word], scope, stdin, cond, f"{where} > {word}()")
+        finally:
+            self.call_depth -= 1
+            scope.positional = saved
 
     def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
         """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
