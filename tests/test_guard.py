@@ -345,7 +345,16 @@ COLD_MODULES = {
     "ralph.rules.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
     "ralph.rules.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
                               "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
+    "ralph.rules.program_models": ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "timeout 60 git push",
+                                   "echo 'git push' | xargs -I{} sh -c {}", "sed 's/x/git push/e' f", "alias p='git push'; p"),
+    "ralph.rules.forge_policy": ("gh pr merge 1", "glab mr merge 2", "git merge-recursive HEAD a b"),
 }
+# the models of the programs agents run most: loaded by the typical commands
+# that use them, and by nothing else in TYPICAL_COMMANDS
+COMMON_PROGRAMS_MODULE = "ralph.rules.common_programs"
+COMMON_PROGRAM_COMMANDS = ("cd src && pytest -q", "python -m pytest tests/test_x.py -x -q", "mkdir -p build && cp a.txt build/",
+                           "export FOO=bar && make test", "find . -name '*.py' | head -20", "sed -n '1,40p' src/app.py")
+ALL_COLD_MODULES = sorted(COLD_MODULES) + [COMMON_PROGRAMS_MODULE]
 
 
 def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list[bool]]:
@@ -353,7 +362,7 @@ def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list
     code = ("import json, sys\n"
             "from ralph.rules.guard import judge_command\n"
             f"blocked = [judge_command(c).blocked for c in {list(commands)!r}]\n"
-            f"print(json.dumps([sorted(m for m in {sorted(COLD_MODULES)!r} if m in sys.modules), blocked]))\n")
+            f"print(json.dumps([sorted(m for m in {ALL_COLD_MODULES!r} if m in sys.modules), blocked]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded, blocked = json.loads(out)
     return loaded, blocked
@@ -361,8 +370,20 @@ def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list
 
 def test_typical_commands_load_no_cold_guard_module() -> None:
     loaded, blocked = _judged_in_fresh_process(TYPICAL_COMMANDS)
-    assert loaded == [], loaded
+    assert set(loaded) <= {COMMON_PROGRAMS_MODULE}, loaded
     assert not any(blocked), [c for c, b in zip(TYPICAL_COMMANDS, blocked) if b]
+
+
+def test_the_benchmark_command_and_plain_git_load_no_cold_module() -> None:
+    commands = tuple(c for c in TYPICAL_COMMANDS if c.startswith(("cat README.md", "git ")))
+    loaded, blocked = _judged_in_fresh_process(commands)
+    assert loaded == [] and not any(blocked), (loaded, blocked)
+
+
+@pytest.mark.parametrize("command", COMMON_PROGRAM_COMMANDS)
+def test_common_programs_load_only_their_models(command: str) -> None:
+    loaded, blocked = _judged_in_fresh_process((command,))
+    assert loaded == [COMMON_PROGRAMS_MODULE] and blocked == [False], (loaded, blocked)
 
 
 @pytest.mark.parametrize("module", sorted(COLD_MODULES))

@@ -170,8 +170,10 @@ class Analysis(Expander, GitPolicy):
 
     The code typical commands never reach lives in cold layers, each loaded
     when the walk first calls one of its methods (see __getattr__ and
-    COLD_LAYERS): the program models (ralph.rules.program_models and
-    forge_policy: shells, interpreters, wrappers, forge CLIs), the git models
+    COLD_LAYERS): the models of the programs agents run most
+    (ralph.rules.common_programs: cd, export, cp, python, make, ...), the
+    other program models (ralph.rules.program_models and forge_policy:
+    shells, code strings, wrappers, forge CLIs), the git models
     (ralph.rules.git_models: config entries, aliases, hooks, ...), the rare
     expansions (ralph.rules.expand_rare: brace expansion, `${x op y}`) and the
     rare parts of the walk (ralph.rules.walk_rare: compound commands,
@@ -576,10 +578,13 @@ Analysis.HANDLERS = PROGRAM_HANDLERS
 
 # the methods of ralph.rules.walk_rare.RareWalk
 RARE_WALK = frozenset(("run_compound", "run_function_call", "prompt_expand", "glob_programs"))
+# the methods of ralph.rules.common_programs.CommonPrograms
+COMMON_PROGRAMS = frozenset(("run_cd", "run_declare", "run_set", "run_copy", "run_tee", "run_printf", "run_find",
+                             "run_interpreter", "run_make", "read_written", "run_sed"))
 # cold method -> the layer that holds it; a name not listed is a program model
 COLD_LAYERS = {**dict.fromkeys(GIT_MODELS, "git"), **dict.fromkeys(RARE_EXPANSION, "expansion"),
-               **dict.fromkeys(RARE_WALK, "walk")}
-LAYER_ORDER = ("walk", "expansion", "git", "programs")
+               **dict.fromkeys(RARE_WALK, "walk"), **dict.fromkeys(COMMON_PROGRAMS, "common")}
+LAYER_ORDER = ("walk", "expansion", "git", "common", "programs")
 
 
 def load_layer(layer: str) -> tuple[type, ...]:
@@ -596,6 +601,10 @@ def load_layer(layer: str) -> tuple[type, ...]:
         from ralph.rules.git_models import GitModels
 
         return (GitModels,)
+    if layer == "common":
+        from ralph.rules.common_programs import CommonPrograms
+
+        return (CommonPrograms,)
     from ralph.rules.forge_policy import ForgePolicy
     from ralph.rules.program_models import ProgramModels
 
