@@ -1,7 +1,8 @@
 """Models of the programs agents run most, loaded on first use: `cd`/`pushd`,
-`export`/`declare`/`local`/..., `set`, `cp`/`ln`/`install`, `tee`, `printf`,
-`find` (its -exec), interpreters up to their code (`python -m pytest` runs no
-code string), `make` up to its makefiles, `sed` up to its `e` command.
+`export`/`declare`/`local`/..., `set`, `cp`/`ln`/`install`, `tee`, `printf`
+(its output: printf_output), `find` (its -exec), interpreters up to their code
+(`python -m pytest` runs no code string), `make` up to its makefiles, `sed` up
+to its `e` command.
 
 Apart from ralph.rules.program_models (shells, wrappers, code strings,
 data-executing programs: loaded when one of these finds code to judge, e.g.
@@ -15,7 +16,7 @@ from ralph import fastos
 from ralph.rules.git_policy import _option_values
 from ralph.rules.guard_state import UNKNOWN, Scope, file_key, lookup_file, program_name, shell_quote, show
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS
-from ralph.rules.static_output import printf_output
+from ralph.rules.shell import decode_ansi_c
 
 
 class CommonPrograms:
@@ -218,3 +219,52 @@ def _sed_executes(script: str) -> bool:
             if len(pieces) >= 3 and "e" in pieces[2]:
                 return True
     return False
+
+
+def printf_output(args: list[str]) -> str | None:
+    """printf's output for %s/%b/%d-only formats, else None."""
+    if not args:
+        return ""
+    fmt, values = args[0], list(args[1:])
+    if UNKNOWN in fmt:
+        return None
+    out = []
+    i = 0
+    n = len(fmt)
+    used_any = True
+    first = True
+    while first or (values and used_any):
+        first = False
+        used_any = False
+        i = 0
+        while i < n:
+            c = fmt[i]
+            if c == "\\" and i + 1 < n:
+                out.append(decode_ansi_c(fmt[i:i + 2]) if fmt[i + 1] not in "01234567xuU" else "")
+                if fmt[i + 1] in "01234567xuU":
+                    j = i + 2
+                    while j < n and j < i + 5 and fmt[j] in "0123456789abcdefABCDEF":
+                        j += 1
+                    out.append(decode_ansi_c(fmt[i:j]))
+                    i = j
+                    continue
+                i += 2
+            elif c == "%" and i + 1 < n:
+                spec = fmt[i + 1]
+                if spec == "%":
+                    out.append("%")
+                elif spec in "sbdqc":
+                    value = values.pop(0) if values else ""
+                    used_any = True
+                    if spec == "b":
+                        value = decode_ansi_c(value)
+                    elif spec == "c":
+                        value = value[:1]
+                    out.append(value)
+                else:
+                    return None
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+    return "".join(out)

@@ -1,59 +1,10 @@
-"""What a data program prints, when the guard can know it: `echo`, `printf`,
-`cat` of its stdin, `which`... Their output feeds pipes and `$(..)`, so
+"""What a data program prints, when the guard can know it: `echo`, `cat` of
+its stdin, `which`... Their output feeds pipes and `$(..)`, so
 `$(echo git) push` is judged as `git push`. Apart from the program models
 (ralph.rules.program_models) because every command with such a program needs
-it, and most never need those. Pure."""
-from ralph.rules.guard_state import UNKNOWN
+it, and most never need those. (`printf` has a model of its own, with
+printf_output: ralph.rules.common_programs.) Pure."""
 from ralph.rules.shell import decode_ansi_c
-
-
-def printf_output(args: list[str]) -> str | None:
-    """printf's output for %s/%b/%d-only formats, else None."""
-    if not args:
-        return ""
-    fmt, values = args[0], list(args[1:])
-    if UNKNOWN in fmt:
-        return None
-    out = []
-    i = 0
-    n = len(fmt)
-    used_any = True
-    first = True
-    while first or (values and used_any):
-        first = False
-        used_any = False
-        i = 0
-        while i < n:
-            c = fmt[i]
-            if c == "\\" and i + 1 < n:
-                out.append(decode_ansi_c(fmt[i:i + 2]) if fmt[i + 1] not in "01234567xuU" else "")
-                if fmt[i + 1] in "01234567xuU":
-                    j = i + 2
-                    while j < n and j < i + 5 and fmt[j] in "0123456789abcdefABCDEF":
-                        j += 1
-                    out.append(decode_ansi_c(fmt[i:j]))
-                    i = j
-                    continue
-                i += 2
-            elif c == "%" and i + 1 < n:
-                spec = fmt[i + 1]
-                if spec == "%":
-                    out.append("%")
-                elif spec in "sbdqc":
-                    value = values.pop(0) if values else ""
-                    used_any = True
-                    if spec == "b":
-                        value = decode_ansi_c(value)
-                    elif spec == "c":
-                        value = value[:1]
-                    out.append(value)
-                else:
-                    return None
-                i += 2
-            else:
-                out.append(c)
-                i += 1
-    return "".join(out)
 
 
 def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
@@ -70,8 +21,6 @@ def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
         if escapes:
             text = decode_ansi_c(text)
         return text + ("\n" if newline else "")
-    if name == "printf":
-        return printf_output(argv[1:])
     if name == "cat" and len(argv) == 1:
         return stdin
     if name in ("which", "type") and len(argv) == 2 and not argv[1].startswith("-"):
