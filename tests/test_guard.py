@@ -410,6 +410,16 @@ def test_cold_layers_list_exactly_their_methods() -> None:
         assert not methods & set(dir(guard.Analysis)), methods & set(dir(guard.Analysis))
 
 
+def test_the_parsers_rare_syntax_adds_methods_only() -> None:
+    # a RareSyntax method named like a Parser one would never run (Parser comes first)
+    from ralph.rules.shell import Parser, full_parser
+    from ralph.rules.shell_rare import RareSyntax
+
+    added = {name for name, value in vars(RareSyntax).items() if callable(value)}
+    assert added and not added & set(dir(Parser)), added & set(dir(Parser))
+    assert full_parser().__mro__[1:3] == (Parser, RareSyntax)
+
+
 # ---- one table of program facts ----
 
 

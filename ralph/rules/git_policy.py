@@ -96,8 +96,8 @@ class GitPolicy:
             return None
         sub = argv[i]
         args = argv[i + 1:]
-        # config entries (aliases, hooks, values that run commands) and
-        # aliases: ralph.rules.git_models, loaded when a command has some
+        # config entries (aliases, core.hooksPath, values git runs) and alias
+        # resolution are in ralph.rules.git_models, loaded when a command has some
         aliases = self.read_git_configs(configs, scope, where) if configs else scope.git_aliases
         remote = next((p for p in places if self.in_remote(p, scope, p is scope.cwd)), None)
         if remote is not None and not self.reads_only(sub.lower(), args):

@@ -72,7 +72,13 @@ interpreters, wrappers and data-executing programs; git_policy and
 forge_policy decide what pushes or merges. This module walks the tree and
 gives the verdict, with a stable rule id.
 
-Hot path: imports only ralph.rules.* and time (already loaded).
+Hot path: imports only ralph.rules.* and time (already loaded). What the
+commands agents typically run never reach is split off into modules loaded
+on first use: shell_rare (the parser's compound commands, `${..}`,
+arithmetic, ...), and the layers of Analysis (COLD_LAYERS): walk_rare,
+expand_rare, git_models, common_programs (cd, export, python, make, ...),
+program_models and forge_policy. tests/test_guard.py (TYPICAL_COMMANDS,
+COLD_MODULES) holds the line between them.
 """
 from ralph.rules.expand import RARE_EXPANSION, Expander
 from ralph.rules.git_policy import GIT_MODELS, GitPolicy
@@ -182,6 +188,7 @@ class Analysis(Expander, GitPolicy):
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
                  "allow_rule")
+    layers: frozenset = frozenset()  # the cold layers this class has mixed in (a class attribute)
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
         self.cwd = ""
@@ -196,8 +203,6 @@ class Analysis(Expander, GitPolicy):
         self.memo: set = set()
         self.nesting = 0
         self.call_depth = 0
-
-    layers: frozenset = frozenset()  # the cold layers this class has mixed in
 
     def __getattr__(self, name: str) -> object:
         # Only reached for a name this class lacks: a method of a cold layer
