@@ -296,8 +296,9 @@ def test_program_models_load_only_when_a_command_reaches_one() -> None:
 
 
 # Commands agents typically run (the shapes seen in Claude Code sessions, the
-# benchmark's command among them): judging them must not load the guard's cold
-# modules, the code for what such commands never contain.
+# benchmark's command among them): judging them loads none of the guard's cold
+# modules (the code for what such commands never contain) but the models of
+# the most common programs.
 TYPICAL_COMMANDS = (
     "ls -la",
     "cd src && pytest -q 2>&1 | tail -20",

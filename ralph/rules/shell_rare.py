@@ -12,6 +12,7 @@ hook call would pay for importing the rest.
 from ralph.rules.shell import (MAX_DEPTH, NAME_CHARS, NAME_START, SPECIAL_PARAMS, Parser, ShellSyntaxError, TooDeep, _flush,
                                word_literal)
 
+# the operators of `${name<op>arg}`, each before any that is its prefix
 PARAM_OPS = (":-", ":=", ":+", ":?", "-", "=", "+", "?", "##", "#", "%%", "%", "//", "/#", "/%", "/",
              "^^", "^", ",,", ",", ":", "@")
 
