@@ -295,6 +295,132 @@ def test_program_models_load_only_when_a_command_reaches_one() -> None:
     assert out == "False [] True True ['ralph.rules.forge_policy', 'ralph.rules.program_models'] []", out
 
 
+# Commands agents typically run (the shapes seen in Claude Code sessions, the
+# benchmark's command among them): judging them loads none of the guard's cold
+# modules (the code for what such commands never contain) but the models of
+# the most common programs.
+TYPICAL_COMMANDS = (
+    "ls -la",
+    "cd src && pytest -q 2>&1 | tail -20",
+    "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain",
+    "git status",
+    "git diff --stat HEAD~1",
+    "git diff -- 'src/my file.py'",
+    'git add -A && git commit -m "msg"',
+    "git add src/a.py tests/test_a.py && git commit -m 'fix: handle empty input' && git log --oneline -3",
+    "git commit -m \"$(cat <<'EOF'\nAdd the parser\n\nIt reads bash.\nEOF\n)\"",
+    "git log --oneline -5",
+    "git show HEAD --stat",
+    "git checkout -b feature/x",
+    "git switch main",
+    "git branch -a",
+    "git rev-parse --abbrev-ref HEAD",
+    "git stash && git stash pop",
+    "git fetch origin",
+    "git restore --staged src/a.py",
+    "npm run build 2>&1 | head -50",
+    "npm test",
+    "grep -rn foo src/ | wc -l",
+    "python -m pytest tests/test_x.py -x -q",
+    "mkdir -p build && cp a.txt build/",
+    "export FOO=bar && make test",
+    'ls "my dir" | grep foo',
+    "find . -name '*.py' | head -20",
+    "echo $HOME && pwd",
+    "cargo build --release 2>&1 | tail -5",
+    "rm -rf dist/ && npm ci",
+    "cat package.json | head -30",
+    "wc -l src/*.py",
+    "pip install -e . 2>&1 | tail -3",
+)
+# the modules loaded only when a command needs them, each with commands that
+# need it (and must still be blocked)
+COLD_MODULES = {
+    "ralph.rules.git_models": ("git -c alias.x=push x origin", "git config alias.sync push && git sync",
+                               "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
+                               "git pull origin main", "git rebase -x 'git push' main", "git -C /srv/app.git commit -m x",
+                               "echo 'git push' > .git/hooks/pre-commit"),
+    "ralph.rules.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
+                               "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
+                               "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
+    "ralph.rules.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
+    "ralph.rules.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
+                              "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
+    "ralph.rules.program_models": ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "timeout 60 git push",
+                                   "echo 'git push' | xargs -I{} sh -c {}", "sed 's/x/git push/e' f", "alias p='git push'; p"),
+    "ralph.rules.forge_policy": ("gh pr merge 1", "glab mr merge 2", "git merge-recursive HEAD a b"),
+}
+# the models of the programs agents run most: loaded by the typical commands
+# that use them, and by nothing else in TYPICAL_COMMANDS
+COMMON_PROGRAMS_MODULE = "ralph.rules.common_programs"
+COMMON_PROGRAM_COMMANDS = ("cd src && pytest -q", "python -m pytest tests/test_x.py -x -q", "mkdir -p build && cp a.txt build/",
+                           "export FOO=bar && make test", "find . -name '*.py' | head -20", "sed -n '1,40p' src/app.py")
+ALL_COLD_MODULES = sorted(COLD_MODULES) + [COMMON_PROGRAMS_MODULE]
+
+
+def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list[bool]]:
+    """The cold modules loaded after judging these commands in a new interpreter, and the verdicts."""
+    code = ("import json, sys\n"
+            "from ralph.rules.guard import judge_command\n"
+            f"blocked = [judge_command(c).blocked for c in {list(commands)!r}]\n"
+            f"print(json.dumps([sorted(m for m in {ALL_COLD_MODULES!r} if m in sys.modules), blocked]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded, blocked = json.loads(out)
+    return loaded, blocked
+
+
+def test_typical_commands_load_no_cold_guard_module() -> None:
+    loaded, blocked = _judged_in_fresh_process(TYPICAL_COMMANDS)
+    assert set(loaded) <= {COMMON_PROGRAMS_MODULE}, loaded
+    assert not any(blocked), [c for c, b in zip(TYPICAL_COMMANDS, blocked) if b]
+
+
+def test_the_benchmark_command_and_plain_git_load_no_cold_module() -> None:
+    commands = tuple(c for c in TYPICAL_COMMANDS if c.startswith(("cat README.md", "git ")))
+    loaded, blocked = _judged_in_fresh_process(commands)
+    assert loaded == [] and not any(blocked), (loaded, blocked)
+
+
+@pytest.mark.parametrize("command", COMMON_PROGRAM_COMMANDS)
+def test_common_programs_load_only_their_models(command: str) -> None:
+    loaded, blocked = _judged_in_fresh_process((command,))
+    assert loaded == [COMMON_PROGRAMS_MODULE] and blocked == [False], (loaded, blocked)
+
+
+@pytest.mark.parametrize("module", sorted(COLD_MODULES))
+def test_cold_guard_modules_load_when_a_command_needs_them(module: str) -> None:
+    for command in COLD_MODULES[module]:
+        loaded, blocked = _judged_in_fresh_process((command,))
+        assert module in loaded, (command, loaded)
+        assert blocked == [True], command
+
+
+def test_cold_layers_list_exactly_their_methods() -> None:
+    # a method named in COLD_LAYERS but missing from its layer (or the reverse)
+    # would send the walk to the wrong layer
+    from ralph.rules import guard
+
+    for layer in guard.LAYER_ORDER:
+        methods = {name for mixin in guard.load_layer(layer) for name, value in vars(mixin).items()
+                   if callable(value) and not name.startswith("__")}
+        listed = {name for name, owner in guard.COLD_LAYERS.items() if owner == layer}
+        if layer == "programs":
+            assert not listed & methods, listed & methods
+        else:
+            assert listed == methods, (layer, listed ^ methods)
+        assert not methods & set(dir(guard.Analysis)), methods & set(dir(guard.Analysis))
+
+
+def test_the_parsers_rare_syntax_adds_methods_only() -> None:
+    # a RareSyntax method named like a Parser one would never run (Parser comes first)
+    from ralph.rules.shell import Parser, full_parser
+    from ralph.rules.shell_rare import RareSyntax
+
+    added = {name for name, value in vars(RareSyntax).items() if callable(value)}
+    assert added and not added & set(dir(Parser)), added & set(dir(Parser))
+    assert full_parser().__mro__[1:3] == (Parser, RareSyntax)
+
+
 # ---- one table of program facts ----
 
 

@@ -72,21 +72,25 @@ interpreters, wrappers and data-executing programs; git_policy and
 forge_policy decide what pushes or merges. This module walks the tree and
 gives the verdict, with a stable rule id.
 
-Hot path: imports only ralph.rules.* and time (already loaded).
+Hot path: imports only ralph.rules.* and time (already loaded). What the
+commands agents typically run never reach is split off into modules loaded
+on first use: shell_rare (the parser's compound commands, `${..}`,
+arithmetic, ...), and the layers of Analysis (COLD_LAYERS): walk_rare,
+expand_rare, git_models, common_programs (cd, export, python, make, ...),
+program_models and forge_policy. tests/test_guard.py (TYPICAL_COMMANDS,
+COLD_MODULES) holds the line between them.
 """
-from ralph.rules.expand import Expander
-from ralph.rules.git_policy import GitPolicy
+from ralph.rules.expand import RARE_EXPANSION, Expander
+from ralph.rules.git_policy import GIT_MODELS, GitPolicy
 from ralph.rules.guard_state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, lookup_file, RISKY_WORDS, UNKNOWN, Budget, Deadline, Scope, file_key,  # noqa: F401
-                                     normalize_program, program_name, shell_quote, show, show_argv)
+                                     normalize_program, program_name, show, show_argv)
 from ralph.rules.guard_state import could_push
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.shell import Parser, ShellSyntaxError, TooDeep, parse
-from ralph.rules.static_output import static_output
+from ralph.rules.shell import ShellSyntaxError, TooDeep, decode_ansi_c, parse
 
 # variables bash expands as prompt strings, and those naming a file a shell sources
 PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
 FILE_ENV = frozenset(("BASH_ENV", "ENV"))
-SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))
 
 ACT = (
     "Pushing and merging are left to the person or the loop that runs you: commit your work "
@@ -169,13 +173,21 @@ DEFAULT_POLICY = GuardPolicy()
 class Analysis(Expander, GitPolicy):
     """One walk over a command: what it would run, what it blocks, what it cannot know.
 
-    The program models (ralph.rules.program_models and forge_policy: shells,
-    interpreters, wrappers, forge CLIs; a third of the guard's code) are not
-    loaded until a command reaches one: see __getattr__. Most commands never
-    do, and each hook call would pay for importing them."""
+    The code typical commands never reach lives in cold layers, each loaded
+    when the walk first calls one of its methods (see __getattr__ and
+    COLD_LAYERS): the models of the programs agents run most
+    (ralph.rules.common_programs: cd, export, cp, python, make, ...), the
+    other program models (ralph.rules.program_models and forge_policy:
+    shells, code strings, wrappers, forge CLIs), the git models
+    (ralph.rules.git_models: config entries, aliases, hooks, ...), the rare
+    expansions (ralph.rules.expand_rare: brace expansion, `${x op y}`) and the
+    rare parts of the walk (ralph.rules.walk_rare: compound commands,
+    functions, prompt strings). Each hook call would otherwise pay for
+    importing all of it."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
                  "allow_rule")
+    layers: frozenset = frozenset()  # the cold layers this class has mixed in (a class attribute)
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
         self.cwd = ""
@@ -192,13 +204,15 @@ class Analysis(Expander, GitPolicy):
         self.call_depth = 0
 
     def __getattr__(self, name: str) -> object:
-        # Only reached for a name this class lacks: a program-model method.
-        # The analysis becomes a ModelledAnalysis (same slots, every method),
-        # so the walk goes on with the same state.
-        if type(self) is Analysis:
-            self.__class__ = modelled_analysis()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        # Only reached for a name this class lacks: a method of a cold layer
+        # (COLD_LAYERS; any other name is a program model). The analysis
+        # becomes an instance of the class with that layer mixed in (same
+        # slots), so the walk goes on with the same state.
+        layer = COLD_LAYERS.get(name, "programs")
+        if layer in self.layers:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__class__ = analysis_class(self.layers | {layer})
+        return getattr(self, name)
 
     def run_git_program(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         """git, and yadm (git with another work tree)."""
@@ -284,65 +298,7 @@ class Analysis(Expander, GitPolicy):
                 stdin = redirected
         if kind in ("sub", "grp"):
             return self.run(node[1], scope.fork() if kind == "sub" else scope, stdin, cond, where)
-        if kind == "if":
-            parts = node[1]
-            for i in range(0, len(parts), 2):
-                if i + 1 == len(parts):  # else
-                    self.run(parts[i], scope, stdin, True, where)
-                    break
-                self.run(parts[i], scope, stdin, cond or i > 0, where)
-                status = self.status_of(parts[i], scope)
-                if status != 1:
-                    self.run(parts[i + 1], scope, stdin, True, where)
-                else:
-                    self.note(where, "skips a branch whose condition is always false")
-                if status == 0:
-                    break  # later elif/else branches never run
-            return None
-        if kind == "while":
-            self.run(node[1], scope, stdin, True, where)
-            if self.status_of(node[1], scope) == 1:
-                self.note(where, "skips a loop body whose condition is always false")
-                return None
-            self.run(node[2], scope, stdin, True, where)
-            return None
-        if kind == "for":
-            _, name, words, body, redirs = node
-            if words is None:
-                values: list[str] | None = None if scope.positional is None else list(scope.positional)
-            else:
-                values = []
-                for word in words:
-                    for fields in self.expand(word, scope, where):
-                        values.extend(fields)
-                if len(values) > MAX_ALTERNATIVES * 4:
-                    values = None
-            scope.vars[name] = values if values is None else (values or [""])
-            self.run(body, scope, stdin, True, where)
-            return None
-        if kind == "case":
-            _, subject, arms, redirs = node
-            self.expand(subject, scope, where)
-            for patterns, body in arms:
-                for pattern in patterns:
-                    self.expand(pattern, scope, where)
-                self.run(body, scope, stdin, True, where)
-            return None
-        if kind == "func":
-            scope.funcs[node[1]] = node[2]
-            self.note(where, f"defines function {node[1]}()")
-            if node[1] in SHELL_CALLED_FUNCTIONS:
-                # bash calls it by itself (a command not found): judge it as called
-                self.run(node[2], scope.fork(), None, True, f"{where} > {node[1]}()")
-            return ""
-        if kind == "arith":
-            self.expand_parts(node[1], scope, where, in_quotes=True)
-            return ""
-        if kind == "test":
-            for word in node[1]:
-                self.expand(word, scope, where)
-            return ""
-        return None
+        return self.run_compound(node, scope, stdin, cond, where)
 
     def run_redirects(self, redirs: list, scope: Scope, where: str) -> tuple[str | None, list[tuple[str, bool]]]:
         """Expand redirect targets; returns (stdin text when redirected, files written)."""
@@ -458,17 +414,6 @@ class Analysis(Expander, GitPolicy):
             scope.vars[name] = alternatives
         scope.arrays.pop(name, None)
 
-    def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
-        """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
-        if "$" not in value and "`" not in value:
-            return
-        try:
-            parts = Parser(value, 1, self.budget).read_dq(None, heredoc=True)
-        except (ShellSyntaxError, TooDeep):
-            self.not_sure(False, "a prompt string cannot be read", where, "fail-closed.prompt-string")
-            return
-        self.expand_parts(parts, scope.fork(), where, in_quotes=True)
-
     def check_env(self, env: dict[str, str], scope: Scope, where: str) -> None:
         """Variables whose value git or the shell runs as a command."""
         for name, value in env.items():
@@ -490,28 +435,11 @@ class Analysis(Expander, GitPolicy):
         if not argv:
             return ""
         word = argv[0]
+        # aliases and functions this command defined (their models load with the definition)
         if word in scope.aliases and self.call_depth < MAX_CALL_DEPTH:
-            self.note(where, f"alias {word} -> {scope.aliases[word]}")
-            text = scope.aliases[word] + " " + " ".join(shell_quote(a) for a in argv[1:])
-            self.call_depth += 1
-            try:
-                return self.run_script(text, scope, stdin, f"{where} > alias {word}")
-            finally:
-                self.call_depth -= 1
-        key = (word, tuple(argv[1:]))
-        if word in scope.funcs and key not in self.memo and self.call_depth < MAX_CALL_DEPTH:
-            # (a repeated call falls through to the program of that name:
-            # `git() { command git "$@"; }` must still reach git)
-            self.memo.add(key)
-            self.note(where, f"calls function {word}()")
-            saved = scope.positional
-            scope.positional = list(argv[1:])
-            self.call_depth += 1
-            try:
-                return self.run(scope.funcs[word], scope, stdin, cond, f"{where} > {word}()")
-            finally:
-                self.call_depth -= 1
-                scope.positional = saved
+            return self.run_alias_call(argv, stdin, scope, where)
+        if word in scope.funcs and (word, tuple(argv[1:])) not in self.memo and self.call_depth < MAX_CALL_DEPTH:
+            return self.run_function_call(argv, stdin, scope, where, cond)
         if "/" in word and file_key(word) in scope.files:
             # ./script.sh written earlier in this command
             inner = scope.fork()
@@ -520,7 +448,7 @@ class Analysis(Expander, GitPolicy):
         name = program_name(word)
         if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
             # a glob for the program: judge every program it could name that pushes or merges
-            matches = glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
+            matches = self.glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
             for match in matches:
                 self.note(where, f"`{show(word)}` can match {match}")
                 self.run_argv([match] + argv[1:], env, stdin, scope, where, cond)
@@ -562,19 +490,6 @@ class Analysis(Expander, GitPolicy):
         return static_output(name, argv, stdin)
 
 
-# programs a glob in a command name is checked against
-GLOB_CANDIDATES = ("git", "gh", "glab", "hub", "jj", "ralph") + tuple("git-" + s for s in (
-    "push", "send-pack", "http-push", "merge", "pull", "subtree", "merge-recursive", "merge-resolve", "merge-octopus",
-    "merge-ours", "merge-subtree", "merge-index", "svn", "flow"))
-
-
-def glob_programs(pattern: str) -> list[str]:
-    """The push/merge-capable programs a glob like `gi?` or `git-p*sh` can name."""
-    from fnmatch import fnmatchcase  # only for this rare form: keeps the hot path's imports small
-
-    return [name for name in GLOB_CANDIDATES if fnmatchcase(name, pattern.lower())]
-
-
 def certain_status(node: tuple, scope: Scope) -> int | str | None:
     """The exit status bash semantics make certain: 0 for `true`/`:`, 1 for
     `false`, "exit" for `exit`/`return`; None when it depends on anything
@@ -589,6 +504,36 @@ def certain_status(node: tuple, scope: Scope) -> int | str | None:
     if part[0] != "s" or part[1] in scope.funcs or part[1] in scope.aliases:
         return None
     return {"true": 0, ":": 0, "false": 1, "exit": "exit", "return": "exit"}.get(part[1])
+
+
+def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
+    """What a data program prints, when the guard can know it: `echo`, `cat`
+    of its stdin, `which`... Its output feeds pipes and `$(..)`, so
+    `$(echo git) push` is judged as `git push`. (`printf` has a model of its
+    own: ralph.rules.common_programs.) Pure. Here rather than in a module of
+    its own: every Bash call that reaches the guard imports this module, and
+    each module imported costs a hook call about a tenth of a millisecond."""
+    if name == "echo":
+        args = argv[1:]
+        newline = True
+        escapes = False
+        while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            newline = newline and "n" not in args[0]
+            escapes = "e" in args[0]
+            args = args[1:]
+        text = " ".join(args)
+        if escapes:
+            text = decode_ansi_c(text)
+        return text + ("\n" if newline else "")
+    if name == "cat" and len(argv) == 1:
+        return stdin
+    if name in ("which", "type") and len(argv) == 2 and not argv[1].startswith("-"):
+        return "/usr/bin/" + argv[1] + "\n"
+    if name == "basename" and len(argv) == 2:
+        return argv[1].rstrip("/").rsplit("/", 1)[-1] + "\n"
+    if name in ("true", "false", ":", "cd", "export", "mkdir", "touch", "rm", "sleep"):
+        return ""
+    return None
 
 
 def _in_order(words: tuple, args: list[str]) -> bool:
@@ -665,20 +610,60 @@ PROGRAM_HANDLERS = {
 }
 Analysis.HANDLERS = PROGRAM_HANDLERS
 
-_MODELLED: list[type] = []
+# the methods of ralph.rules.walk_rare.RareWalk
+RARE_WALK = frozenset(("run_compound", "run_function_call", "prompt_expand", "glob_programs"))
+# the methods of ralph.rules.common_programs.CommonPrograms
+COMMON_PROGRAMS = frozenset(("run_cd", "run_declare", "run_set", "run_copy", "run_tee", "run_printf", "run_find",
+                             "run_interpreter", "run_make", "read_written", "run_sed"))
+# cold method -> the layer that holds it; a name not listed is a program model
+COLD_LAYERS = {**dict.fromkeys(GIT_MODELS, "git"), **dict.fromkeys(RARE_EXPANSION, "expansion"),
+               **dict.fromkeys(RARE_WALK, "walk"), **dict.fromkeys(COMMON_PROGRAMS, "common")}
+LAYER_ORDER = ("walk", "expansion", "git", "common", "programs")
+
+
+def load_layer(layer: str) -> tuple[type, ...]:
+    """The mixin classes of one cold layer, imported now."""
+    if layer == "walk":
+        from ralph.rules.walk_rare import RareWalk
+
+        return (RareWalk,)
+    if layer == "expansion":
+        from ralph.rules.expand_rare import RareExpansion
+
+        return (RareExpansion,)
+    if layer == "git":
+        from ralph.rules.git_models import GitModels
+
+        return (GitModels,)
+    if layer == "common":
+        from ralph.rules.common_programs import CommonPrograms
+
+        return (CommonPrograms,)
+    from ralph.rules.forge_policy import ForgePolicy
+    from ralph.rules.program_models import ProgramModels
+
+    return (ForgePolicy, ProgramModels)
+
+
+_LAYERED: dict[frozenset, type] = {}
+
+
+def analysis_class(layers: frozenset) -> type:
+    """Analysis with these cold layers mixed in, built once per set of layers."""
+    if layers not in _LAYERED:
+        mixins = tuple(mixin for layer in LAYER_ORDER if layer in layers for mixin in load_layer(layer))
+
+        class LayeredAnalysis(Analysis, *mixins):
+            __slots__ = ()
+
+        LayeredAnalysis.layers = layers
+        _LAYERED[layers] = LayeredAnalysis
+    return _LAYERED[layers]
 
 
 def modelled_analysis() -> type:
-    """Analysis with the program models mixed in, built on first use."""
-    if not _MODELLED:
-        from ralph.rules.forge_policy import ForgePolicy
-        from ralph.rules.program_models import ProgramModels
-
-        class ModelledAnalysis(Analysis, ForgePolicy, ProgramModels):
-            __slots__ = ()
-
-        _MODELLED.append(ModelledAnalysis)
-    return _MODELLED[0]
+    """Analysis with every cold layer mixed in."""
+    return analysis_class(frozenset(LAYER_ORDER))
 
 
 def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",

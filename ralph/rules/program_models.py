@@ -6,15 +6,15 @@ Shells (`bash -c`, a script on stdin or written earlier in the command),
 interpreters (code strings that start programs), wrappers (sudo, env,
 timeout, ... from ralph.rules.programs), remote runners (ssh), data-executing
 programs (xargs, find -exec, parallel, awk, sed `e`, tmux/screen/at), and the
-builtins that change the shell's state (alias, declare, read, set, ...).
+builtins that change the shell's state (alias, read, unset, ...).
+The programs agents run most (cd, export, cp, find, python, make, sed, ...)
+are modelled in ralph.rules.common_programs, which calls into this module
+only when they carry code to judge. Loaded on first use (guard.Analysis).
 """
-import posixpath
-
 from ralph.rules.guard_state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, file_key, lookup_file, normalize_program, program_name, shell_quote, show
-from ralph.rules.programs import (ASSIGNING_WRAPPERS, COMMAND_ENV, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
+from ralph.rules.programs import (ASSIGNING_WRAPPERS, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.shell import ShellSyntaxError, decode_ansi_c
-from ralph.rules.static_output import printf_output
 from ralph.rules.expand import _split_words
 from ralph.rules.git_policy import _option_values
 
@@ -108,52 +108,6 @@ class ProgramModels:
             self.not_sure(False, "a shell reads its script from input the guard cannot see", where, "fail-closed.shell-stdin")
             return None
         return self.run_script(stdin, scope, "", where)
-
-    def run_interpreter(self, name: str, argv: list[str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        flags = INTERPRETERS.get(name, ("-c",))
-        code = None
-        found_flag = False
-        args: list[str] = []  # the program's own arguments (sys.argv[1:], ARGV, process.argv.slice(..))
-        i = 1
-        while i < len(argv):
-            arg = argv[i]
-            low = arg.lower()
-            if low in flags:
-                found_flag = True
-                code = argv[i + 1] if i + 1 < len(argv) else ""
-                args = argv[i + 2:]
-                break
-            attached = next((f for f in flags if f.startswith("-") and len(f) == 2 and arg.startswith(f) and len(arg) > 2), None)
-            if attached:
-                found_flag = True
-                code = arg[2:]
-                args = argv[i + 1:]
-                break
-            if arg in ("-m",) and name.startswith("py"):
-                return None
-            if not arg.startswith("-") or arg == "-":
-                break
-            i += 1
-        if not found_flag:
-            rest = argv[i:]
-            args = rest[1:]
-            if rest and rest[0] != "-":
-                path = file_key(rest[0])
-                if path in scope.files:
-                    code = scope.files[path]
-                    if code is None:
-                        self.not_sure(False, f"{name} runs `{show(path)}`, written in this command with content that cannot be seen", where, "fail-closed.script-content")
-                        return None
-                else:
-                    self.note(where, f"{name} runs file {show(path)} (not visible to the guard)")
-                    return None
-            else:
-                code = stdin
-                if code is None:
-                    self.not_sure(False, f"{name} reads its program from input the guard cannot see", where, "fail-closed.interpreter-stdin")
-                    return None
-        self.judge_code(name, code or "", scope, where, args=args)
-        return None
 
     def judge_code(self, name: str, code: str, scope: Scope, where: str, starts_programs: bool = False,
                    args: list[str] | None = None) -> None:
@@ -399,20 +353,6 @@ class ProgramModels:
             self.run_argv(command, env, None, scope, f"{where} > xargs")
         return None
 
-    def run_find(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        i = 1
-        while i < len(argv):
-            if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-                j = i + 1
-                while j < len(argv) and argv[j] not in (";", "+"):
-                    j += 1
-                command = [UNKNOWN if "{}" in a else a for a in argv[i + 1:j]]
-                self.run_argv(command, env, None, scope, f"{where} > find {argv[i]}")
-                i = j + 1
-            else:
-                i += 1
-        return None
-
     def run_parallel(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
@@ -477,31 +417,8 @@ class ProgramModels:
                     self.run_script(text, scope.fork(), "", f"{where} > {name} input lines")
         return None
 
-    def run_make(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        """make runs its makefile's recipes and `$(shell ..)`: judge a makefile
-        read from stdin, written by this command, or given with --eval.
-        (A makefile already in the project is not visible: a documented limit.)"""
-        texts: list[tuple[str, str | None]] = []
-        i = 1
-        while i < len(argv):
-            arg = argv[i]
-            value = argv[i + 1] if i + 1 < len(argv) else ""
-            if arg in ("-f", "--file", "--makefile"):
-                texts.append((value, stdin if value in ("-", "/dev/stdin") else self.read_written(value, scope)))
-                i += 2
-                continue
-            if arg.startswith(("--file=", "--makefile=")):
-                path = arg.split("=", 1)[1]
-                texts.append((path, stdin if path in ("-", "/dev/stdin") else self.read_written(path, scope)))
-            elif arg.startswith("-f") and len(arg) > 2:
-                texts.append((arg[2:], stdin if arg[2:] in ("-", "/dev/stdin") else self.read_written(arg[2:], scope)))
-            elif arg in ("-E", "--eval"):
-                texts.append(("--eval", value))
-                i += 2
-                continue
-            elif arg.startswith("--eval="):
-                texts.append(("--eval", arg[7:]))
-            i += 1
+    def judge_makefiles(self, texts: list[tuple[str, str | None]], scope: Scope, where: str) -> None:
+        """The recipes of makefiles make reads (source, text; None when unseen)."""
         for source, text in texts:
             if text is None:
                 if source not in ("--eval",) and (source in ("-", "/dev/stdin") or lookup_file(scope.files, source)[0]):
@@ -510,7 +427,6 @@ class ProgramModels:
                 continue
             for command in _make_commands(text):
                 self.run_script(command, scope.fork(), "", f"{where} > make recipe")
-        return None
 
     def run_editor(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         """ed, ex and vim run `!cmd` (and `r !cmd`, `w !cmd`) given with -c/+cmd
@@ -544,22 +460,6 @@ class ProgramModels:
                 self.run_script(shell, scope.fork(), "", f"{where} > {name} !")
             elif "system(" in command:
                 self.judge_code(name, command, scope, where, starts_programs=True)
-        return None
-
-    def read_written(self, path: str, scope: Scope) -> str | None:
-        """The content of a file this command wrote (or stdin for `-`), None when unknown."""
-        if path in ("-", "/dev/stdin"):
-            return None
-        return lookup_file(scope.files, path)[1]
-
-    def run_sed(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        scripts = _option_values(argv[1:], ("-e", "--expression"))
-        if not scripts:
-            rest = [a for a in argv[1:] if not a.startswith("-")]
-            scripts = rest[:1]
-        for script in scripts:
-            if _sed_executes(script):
-                self.judge_code("sed", script, scope, where, starts_programs=True)
         return None
 
     def run_eval(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -598,31 +498,23 @@ class ProgramModels:
                 self.note(where, f"defines alias {name}")
         return None
 
+    def run_alias_call(self, argv: list[str], stdin: str | None, scope: Scope, where: str) -> str | None:
+        """A command word that is an alias this command defined: the alias text
+        with the arguments after it, judged as shell source."""
+        word = argv[0]
+        self.note(where, f"alias {word} -> {scope.aliases[word]}")
+        text = scope.aliases[word] + " " + " ".join(shell_quote(a) for a in argv[1:])
+        self.call_depth += 1
+        try:
+            return self.run_script(text, scope, stdin, f"{where} > alias {word}")
+        finally:
+            self.call_depth -= 1
+
     def run_unalias(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         for arg in argv[1:]:
             if arg == "-a":
                 scope.aliases.clear()
             scope.aliases.pop(arg, None)
-        return None
-
-    def run_declare(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        exporting = argv[0] == "export" or any(a.startswith("-") and "x" in a for a in argv[1:])
-        for arg in argv[1:]:
-            if arg.startswith("-") or arg.startswith("+"):
-                continue
-            name, eq, value = arg.partition("=")
-            if not eq:
-                continue
-            if name.endswith("+"):
-                name = name[:-1]
-            if any(a.startswith("-") and "n" in a for a in argv[1:]):
-                scope.refs[name] = value  # a nameref: reads and writes of name go to value
-                continue
-            self.assign(scope, name, [value], False, where)
-            if exporting:
-                scope.exported[name] = value
-            if name in COMMAND_ENV and self.policy.could_push(value):
-                self.check_env({name: value}, scope, where)
         return None
 
     def run_unset(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -676,32 +568,11 @@ class ProgramModels:
         scope.vars[name] = None if stdin is None else [scope.arrays[name][0] if scope.arrays[name] else ""]
         return None
 
-    def run_set(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        if "--" in argv:
-            scope.positional = list(argv[argv.index("--") + 1:])
-        elif len(argv) > 1 and not argv[1].startswith(("-", "+")):
-            scope.positional = list(argv[1:])
-        return None
-
     def run_shift(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         count = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
         if scope.positional is not None:
             scope.positional = scope.positional[count:]
         return None
-
-    def run_printf(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        if len(argv) > 2 and argv[1] == "-v":
-            value = printf_output(argv[3:]) if len(argv) > 3 else ""
-            self.assign(scope, argv[2], [value if value is not None else UNKNOWN], False)
-            return ""
-        return printf_output(argv[1:])
-
-    def run_tee(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        for arg in argv[1:]:
-            if not arg.startswith("-"):
-                scope.files[file_key(arg)] = stdin
-                self.check_written(arg, stdin, where, scope)
-        return stdin
 
     def run_multiplexer(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         """tmux/screen/at: a command string or typed keys run later in a shell."""
@@ -717,40 +588,6 @@ class ProgramModels:
                 self.run_script(arg, scope.fork(), "", f"{where} > {name} (command string)")
         return None
 
-    def run_cd(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        """Where later commands run (git in another repository is judged by it)."""
-        paths = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
-        target = paths[0] if paths else "~"
-        if target.startswith("/") or target.startswith("~") or UNKNOWN in target or target == "-":
-            scope.cwd = target if target != "-" else UNKNOWN
-        else:
-            scope.cwd = (scope.cwd.rstrip("/") + "/" + target) if scope.cwd else target
-        if UNKNOWN not in scope.cwd:
-            scope.cwd = posixpath.normpath(scope.cwd) if scope.cwd not in ("", ".") else ""
-            scope.cwd = "" if scope.cwd == "." else scope.cwd
-        return ""
-
-    def run_copy(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        """cp / ln / mv / install SOURCE DEST: DEST now holds what SOURCE held; a
-        copy or link of a program (`ln -s /usr/bin/git g`) runs that program."""
-        paths = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in ("-m", "-o", "-g", "-t", "-S")]
-        if len(paths) == 2:
-            source = file_key(paths[0])
-            if source in ("/dev/stdin", "-"):
-                content = stdin
-            else:
-                found, content = lookup_file(scope.files, source)
-                if not found:
-                    program = program_name(source)
-                    # a program, not a file this command wrote: the copy runs it with its arguments
-                    content = f'exec {shell_quote(source)} "$@"\n' if program and "/" in source else None
-            target = file_key(paths[1])
-            if target.endswith("/") or target in (".", ".."):
-                target = (target.rstrip("/") + "/" if target not in (".",) else "") + source.rsplit("/", 1)[-1]
-            scope.files[target] = content
-            self.check_written(paths[1], content, where, scope)
-        return ""
-
     def run_hash(self, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
         """hash -p PATH NAME: NAME now runs PATH (the shell's command table)."""
         for path in _option_values(argv[1:], ("-p",)):
@@ -759,22 +596,6 @@ class ProgramModels:
                 scope.aliases[name] = shell_quote(path)
                 self.note(where, f"hash: {name} runs {show(path)}")
         return None
-
-
-def _sed_executes(script: str) -> bool:
-    """Does a GNU sed script use the `e` command or the `e` flag of `s`?"""
-    for command in script.replace("\n", ";").split(";"):
-        command = command.strip().lstrip("0123456789$,!~ ")
-        if command.startswith("/"):
-            end = command.find("/", 1)
-            command = command[end + 1:].lstrip("0123456789$,!~ /") if end > 0 else ""
-        if command.startswith("e"):
-            return True
-        if command.startswith("s") and len(command) > 1:
-            pieces = command[2:].split(command[1])
-            if len(pieces) >= 3 and "e" in pieces[2]:
-                return True
-    return False
 
 
 def _make_commands(text: str) -> list[str]:
