@@ -449,3 +449,29 @@ def test_test_outcome_reads_commands_with_the_guard_parser() -> None:
                                                  (["tee", "log"], ";"), (["echo", "done"], "")]
     nested = shell_stages("bash -c 'npm test || true'")
     assert [(s.words, s.op) for s in nested] == [(["npm", "test"], "||"), (["true"], "")]
+
+
+def test_local_remotes_are_read_only_when_a_command_needs_them() -> None:
+    # The PreToolUse handler passes a function that reads .git/config: most
+    # commands never touch another directory, and never pay for reading it.
+    from ralph.rules.guard import judge_command
+
+    reads: list[str] = []
+
+    def read_remotes() -> tuple[str, ...]:
+        reads.append("read")
+        return ("/srv/mirror/", "relative/ignored")
+
+    cases = {
+        "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain": (0, False),
+        "git add -A && git commit -qm wip": (0, False),
+        "cd /srv/mirror && git commit -qm x": (1, True),
+        "git -C /srv/mirror/sub commit -qm x": (1, True),
+        "git -C /srv/elsewhere commit -qm x": (1, False),
+    }
+    for command, (expected_reads, blocked) in cases.items():
+        reads.clear()
+        lazy = judge_command(command, cwd="/work/app", remotes=read_remotes)
+        eager = judge_command(command, cwd="/work/app", remotes=("/srv/mirror/", "relative/ignored"))
+        assert (len(reads), lazy.blocked) == (expected_reads, blocked), command
+        assert (lazy.blocked, lazy.rule_id, lazy.reason) == (eager.blocked, eager.rule_id, eager.reason), command

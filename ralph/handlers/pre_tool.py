@@ -44,7 +44,7 @@ def check_bash(call: HookCall) -> Outcome:
     from ralph.rules.guard import judge_command
 
     verdict = judge_command(command, load_guard_policy(call) if path else None, cwd=call.cwd,
-                            remotes=local_remotes(call.root))
+                            remotes=lambda: local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         call.log_extra["rule_id"] = verdict.rule_id

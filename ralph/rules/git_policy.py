@@ -117,11 +117,14 @@ class GitPolicy:
         another repository: a bare one, or one of the configured local-path remotes?"""
         if any(bare_repository(part) for part in path.split("/")):
             return True
-        if not self.remotes or not self.cwd or UNKNOWN in path:
+        if not self.cwd or UNKNOWN in path:
+            return False
+        remotes = self.local_remotes()
+        if not remotes:
             return False
         here = self.cwd if is_cwd else fastos.join(self.cwd, scope.cwd) if scope.cwd else self.cwd
         full = fastos.normpath(fastos.join(here, path))
-        return any(full == remote or full.startswith(remote + "/") for remote in self.remotes)
+        return any(full == remote or full.startswith(remote + "/") for remote in remotes)
 
     def judge_git_subcommand(self, sub: str, args: list[str], configs: list, argv: list[str], scope: Scope, where: str) -> None:
         low = sub.lower()

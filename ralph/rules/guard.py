@@ -88,6 +88,8 @@ from ralph.rules.guard_state import could_push
 from ralph.rules.programs import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
 from ralph.rules.shell import ShellSyntaxError, TooDeep, decode_ansi_c, parse
 
+FUNCTION = type(lambda: ())  # for annotations: collections.abc.Callable would cost every hook call its import
+
 # variables bash expands as prompt strings, and those naming a file a shell sources
 PROMPT_VARS = frozenset(("PS0", "PS1", "PS2", "PS4"))
 FILE_ENV = frozenset(("BASH_ENV", "ENV"))
@@ -191,7 +193,7 @@ class Analysis(Expander, GitPolicy):
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
         self.cwd = ""
-        self.remotes: tuple[str, ...] = ()
+        self.remotes: tuple[str, ...] | FUNCTION = ()  # see local_remotes
         self.allow_rule = ""  # set when a [guard] family switch let something through
         self.policy = policy
         self.budget = budget
@@ -202,6 +204,13 @@ class Analysis(Expander, GitPolicy):
         self.memo: set = set()
         self.nesting = 0
         self.call_depth = 0
+
+    def local_remotes(self) -> tuple[str, ...]:
+        """The repository's local-path remotes; read now when judge_command was
+        given the function that reads them (most commands never ask)."""
+        if isinstance(self.remotes, FUNCTION):
+            self.remotes = absolute_paths(self.remotes())
+        return self.remotes
 
     def __getattr__(self, name: str) -> object:
         # Only reached for a name this class lacks: a method of a cold layer
@@ -666,11 +675,16 @@ def modelled_analysis() -> type:
     return analysis_class(frozenset(LAYER_ORDER))
 
 
+def absolute_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(path.rstrip("/") for path in paths if path.startswith("/"))
+
+
 def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",
-                  remotes: tuple[str, ...] = ()) -> GuardVerdict:
+                  remotes: tuple[str, ...] | FUNCTION = ()) -> GuardVerdict:
     """Would running `command` in bash push or merge? Never raises.
     cwd: where it runs; remotes: absolute paths of the repository's local-path
-    remotes (a git write into one of them is a push)."""
+    remotes (a git write into one of them is a push), or a function that
+    reads them, called only if the command touches another directory."""
     policy = policy or DEFAULT_POLICY
     try:
         return _judge(command, policy, deadline, cwd, remotes)
@@ -694,13 +708,14 @@ def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str
     return GuardVerdict(True, reason, [why], trace + [f"{why} -> BLOCK (fail closed)"], f"fail-closed.{rule}")
 
 
-def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "", remotes: tuple[str, ...] = ()) -> GuardVerdict:
+def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "",
+           remotes: tuple[str, ...] | FUNCTION = ()) -> GuardVerdict:
     if policy.allow_commands and command.strip() in policy.allow_commands:
         return GuardVerdict(False, "", [], ["listed in ralph.toml [guard] allow_commands -> allow"], "allow.config-allow-commands")
     budget = Budget(deadline)
     analysis = Analysis(command, policy, budget)
     analysis.cwd = cwd
-    analysis.remotes = tuple(r.rstrip("/") for r in remotes if r.startswith("/"))
+    analysis.remotes = remotes if isinstance(remotes, FUNCTION) else absolute_paths(remotes)
     try:
         tree = parse(command, 0, budget)
     except ShellSyntaxError as e:
