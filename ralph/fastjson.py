@@ -57,7 +57,7 @@ def _c() -> tuple:
         try:
             import _json
 
-            scan_once = _json.make_scanner(_ScanContext())
+            scan_once = _json.make_scanner(_scan_context())
             encode = _json.make_encoder(None, None, _json.encode_basestring, None, ":", ",", False, False, True)
             _c_parts.extend((scan_once, lambda value: "".join(encode(value, 0)), _json.encode_basestring))
         except ImportError:  # pragma: no cover - CPython always has it
@@ -74,16 +74,23 @@ def _constant(name: str) -> float:
     return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
 
 
-class _ScanContext:
-    """What _json.make_scanner reads off a JSONDecoder."""
+_memo: dict = {}
 
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = staticmethod(_constant)
-    memo: dict = {}
+
+def _scan_context() -> object:
+    """What _json.make_scanner reads off a JSONDecoder (a class made here, on
+    first use of the C scanner: creating a class costs every hook call)."""
+
+    class ScanContext:
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = staticmethod(_constant)
+        memo = _memo
+
+    return ScanContext()
 
 
 def loads_c(text: str) -> object:
@@ -95,7 +102,7 @@ def loads_c(text: str) -> object:
     except StopIteration as e:
         raise JSONDecodeError(f"Expecting value at char {e.value}") from None
     finally:
-        _ScanContext.memo.clear()
+        _memo.clear()
     end = _skip(text, end)
     if end != length:
         raise JSONDecodeError(f"Extra data at char {end}")

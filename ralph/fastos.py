@@ -10,13 +10,15 @@ namesake does for str paths on POSIX; tests/test_fastos.py holds them to it.
 """
 import posix
 import sys
-from _stat import S_ISDIR, S_ISREG
 
 # used as they are (note: `open` here is os.open, not the built-in)
 from posix import (O_APPEND, O_CREAT, O_RDONLY, O_TRUNC, O_WRONLY, W_OK, X_OK, _exit, access, close, fstat, fsync,  # noqa: F401
                    getcwd, getpid, kill, killpg, link, lstat, mkdir, open, read, replace, stat, unlink, write)
 
 _decoded_environ: list[dict[str, str]] = []
+# file types in st_mode, as the stat module has them (importing its C part,
+# _stat, costs a hook call more than these two tests)
+S_IFMT, S_IFDIR, S_IFREG = 0o170000, 0o040000, 0o100000
 
 
 def environ() -> dict[str, str]:
@@ -100,14 +102,14 @@ def lexists(path: str) -> bool:
 
 def isdir(path: str) -> bool:
     try:
-        return S_ISDIR(stat(path).st_mode)
+        return stat(path).st_mode & S_IFMT == S_IFDIR
     except (OSError, ValueError):
         return False
 
 
 def isfile(path: str) -> bool:
     try:
-        return S_ISREG(stat(path).st_mode)
+        return stat(path).st_mode & S_IFMT == S_IFREG
     except (OSError, ValueError):
         return False
 

@@ -61,7 +61,8 @@ def read_stdin(limit: int = MAX_STDIN) -> bytes | None:
     fd = 0
     while True:
         try:
-            chunk = fastos.read(fd, 1 << 20)
+            # small reads first: a 1 MiB buffer costs more than a payload of a few KB takes to read
+            chunk = fastos.read(fd, 1 << 16 if total < 1 << 20 else 1 << 20)
         except InterruptedError:
             continue
         except OSError:

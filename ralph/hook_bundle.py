@@ -57,6 +57,7 @@ class BundleFinder:
         origin, is_package = self.index[name][:2]
         spec = _bootstrap.ModuleSpec(name, self, origin=origin, is_package=is_package)
         spec.has_location = True
+        spec.cached = self.path  # where its bytecode came from (and the import system need not work out a .pyc path)
         if is_package:
             spec.submodule_search_locations = [origin.rpartition("/")[0]]
         return spec
