@@ -21,8 +21,9 @@ PYTHON_MAX_STEPS = 400  # escapes, commas and colons: each costs a loop turn her
 PYTHON_MAX_STRING = 4096  # longer strings are escaped by the C encoder
 
 
-class JSONDecodeError(ValueError):
-    pass
+# json's JSONDecodeError is a ValueError, and callers catch ValueError: a class
+# of our own would cost every hook call its creation
+JSONDecodeError = ValueError
 
 
 def loads(data: bytes | str) -> object:

@@ -191,12 +191,13 @@ def run_event_hooks(call: HookCall, outcome: Outcome, raw: bytes, source: tuple[
     return event_hooks.run(call, outcome, raw, *source)
 
 
-class _Deadline(BaseException):
-    pass
-
-
 def _on_deadline(signum: int, frame: object) -> None:
-    raise _Deadline(f"no answer within {DEADLINE_SECONDS:.0f}s")
+    # made only when the deadline fires (creating a class costs every call);
+    # not an Exception, so no handler's `except Exception` swallows it
+    class Deadline(BaseException):
+        pass
+
+    raise Deadline(f"no answer within {DEADLINE_SECONDS:.0f}s")
 
 
 def emit(output: dict) -> None:
