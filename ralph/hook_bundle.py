@@ -25,6 +25,7 @@ from _imp import _fix_co_filename
 _bootstrap = sys.modules["_frozen_importlib"]
 PACKAGE_DIR = __file__.rpartition("/")[0]  # .../ralph
 FORMAT = 1  # bumped when the entries' layout changes
+MAX_MODULE_BYTES = 1 << 24  # past this, an index or a module's bytecode is damage, not ralph
 
 
 def bundle_path(subcommand: str) -> str:
@@ -68,14 +69,14 @@ class BundleFinder:
         entry = self.index.get(name)
         if entry is None:
             return None
-        origin, _, stamp, offset, length = entry
         try:
-            if source_stamp(origin) != stamp:
+            origin, _, stamp, offset, length = entry
+            if source_stamp(origin) != stamp or not 0 < length <= MAX_MODULE_BYTES:
                 return None
             code = marshal.loads(posix.pread(self.fd, length, offset))
-        except (OSError, ValueError, EOFError, TypeError):
+            _fix_co_filename(code, origin)  # a TypeError unless it is a code object
+        except Exception:  # a damaged bundle: the usual import (a crash here would be a hook that allows)
             return None
-        _fix_co_filename(code, origin)
         return code
 
     def create_module(self, spec: object) -> None:
@@ -96,12 +97,12 @@ def serve(subcommand: str) -> None:
         fd = posix.open(path, posix.O_RDONLY | posix.O_CLOEXEC)
         head = posix.read(fd, 1 << 13)
         size = int.from_bytes(head[:4], "little")
-        if len(head) < 4 + size:
+        if len(head) < 4 + size <= MAX_MODULE_BYTES:
             head += posix.pread(fd, 4 + size - len(head), len(head))
         data = marshal.loads(head[4:4 + size])
         if isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT and isinstance(data[1], dict):
             index = data[1]
-    except (OSError, ValueError, EOFError, TypeError):
+    except Exception:
         pass  # none yet, or not one of ours: the usual imports, and a new bundle at the end
     sys.meta_path.insert(0, BundleFinder(path, fd, index))
 

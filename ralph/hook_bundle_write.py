@@ -18,20 +18,23 @@ def write(finder: BundleFinder) -> None:
         return
     tmp = f"{finder.path}.{posix.getpid()}.tmp"
     try:
-        modules = {}
-        for name, (origin, is_package, stamp, _, _) in finder.index.items():
-            try:
-                if source_stamp(origin) == stamp:
-                    modules[name] = origin, is_package, stamp
-            except OSError:
-                pass  # gone
+        modules = {}  # name -> (source path, is package, stamp, bytecode)
+        changed = False
+        for name in finder.index:
+            code = finder.code(name)  # None unless sound and its source unchanged
+            if code is None:
+                changed = True
+            else:
+                modules[name] = (*finder.index[name][:3], marshal.dumps(code))
         for name, module in list(sys.modules.items()):
             found = _module_source(name, module)
-            if found is not None:
-                modules[name] = found
-        if modules == {name: entry[:3] for name, entry in finder.index.items()}:
+            if found is not None and (name not in modules or modules[name][:3] != found):
+                origin, _, stamp = found
+                modules[name] = (*found, _bytecode(origin, stamp))
+                changed = True
+        if not changed:
             return  # what the bundle lacks cannot be in it (not from a .py file)
-        data = _bundle(modules, finder)
+        data = _bundle(modules)
         try:
             posix.mkdir(finder.path.rpartition("/")[0])
         except FileExistsError:
@@ -72,30 +75,20 @@ def _module_source(name: str, module: object) -> tuple | None:
     return origin, spec.submodule_search_locations is not None, source_stamp(origin)
 
 
-def _bundle(modules: dict[str, tuple], finder: BundleFinder) -> bytes:
+def _bundle(modules: dict[str, tuple]) -> bytes:
     """The bundle's bytes: the index's length (4 bytes), the index, then each
     module's bytecode at the offset the index gives."""
-    blobs = {}
-    for name, (origin, _, stamp) in modules.items():
-        known = finder.index.get(name)
-        bytecode = None
-        if known is not None and known[0] == origin and known[2] == stamp:
-            try:
-                bytecode = posix.pread(finder.fd, known[4], known[3])
-            except OSError:
-                pass
-        blobs[name] = bytecode if bytecode is not None and len(bytecode) == known[4] else _bytecode(origin, stamp)
     # offsets depend on the index's size, which depends on the offsets' sizes:
     # fix them with room to spare (marshal writes each int in 4 or 5 bytes)
-    start = 4 + len(marshal.dumps((FORMAT, {name: (*modules[name], 1 << 40, 1 << 40) for name in modules}))) + 64
+    start = 4 + len(marshal.dumps((FORMAT, {name: (*entry[:3], 1 << 40, 1 << 40) for name, entry in modules.items()}))) + 64
     index, offset = {}, start
-    for name, blob in blobs.items():
-        index[name] = (*modules[name], offset, len(blob))
-        offset += len(blob)
+    for name, (origin, is_package, stamp, bytecode) in modules.items():
+        index[name] = (origin, is_package, stamp, offset, len(bytecode))
+        offset += len(bytecode)
     head = marshal.dumps((FORMAT, index))
     if 4 + len(head) > start:
         raise ValueError("bundle index larger than reserved")
-    return len(head).to_bytes(4, "little") + head + b"\0" * (start - 4 - len(head)) + b"".join(blobs.values())
+    return len(head).to_bytes(4, "little") + head + b"\0" * (start - 4 - len(head)) + b"".join(entry[3] for entry in modules.values())
 
 
 def _bytecode(origin: str, stamp: tuple[int, int]) -> bytes:

@@ -94,3 +94,25 @@ def test_calls_that_import_different_modules_share_one_bundle(tmp_path, repo: st
         assert ralph.pre_tool("git status") == ""
         assert ralph.pre_tool("", "PreToolUse_Edit") == "deny"
     assert os.stat(ralph.bundle).st_mtime_ns == written
+
+
+def test_a_bundle_with_nonsense_inside_means_the_usual_imports(tmp_path, repo: str) -> None:
+    # well-formed marshal data that is not what ralph writes: entries whose
+    # "bytecode" is no code object, offsets and lengths past any file
+    import marshal
+
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    assert ralph.pre_tool("git status") == ""
+    guard = os.path.join(ralph.site, "ralph", "rules", "guard.py")
+    hook = os.path.join(ralph.site, "ralph", "hook.py")
+    stamp = lambda path: (os.stat(path).st_mtime_ns, os.stat(path).st_size)  # noqa: E731
+    blob = marshal.dumps(12345)
+    index = {"ralph.rules.guard": (guard, False, stamp(guard), 0, len(blob)), "ralph.hook": (hook, False, stamp(hook), 1 << 40, 1 << 30)}
+    head = marshal.dumps((1, index))
+    with open(ralph.bundle, "wb") as f:
+        f.write(len(head).to_bytes(4, "little") + head)
+    assert ralph.pre_tool("git push origin main") == "deny"
+    with open(ralph.bundle, "wb") as f:
+        f.write((1 << 31).to_bytes(4, "little") + head)  # an index length no file has
+    assert ralph.pre_tool("git push origin main") == "deny"
+    assert ralph.probe() == ["BundleFinder", "True", "-"]  # and a sound one was written
