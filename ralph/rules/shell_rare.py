@@ -111,10 +111,12 @@ class RareSyntax:
         _flush(parts, buf, quoted)
         return parts
 
-    def try_arith(self, pos: int) -> tuple | None:
-        """`$((..))` as arithmetic, or None when it is `$( (..) )` after all."""
+    def arith_end(self, start: int) -> int | None:
+        """Where the `))` closing arithmetic that starts at `start` begins;
+        None when there is none before a quote, newline or `;` (then it is a
+        subshell or command substitution in parentheses after all)."""
         src, n = self.src, self.n
-        j = pos + 3
+        j = start
         level = 0
         while j < n:
             c = src[j]
@@ -122,16 +124,20 @@ class RareSyntax:
                 level += 1
             elif c == ")":
                 if level == 0:
-                    if src.startswith(")", j + 1):
-                        body = src[pos + 3:j]
-                        self.pos = j + 2
-                        return ("a", Parser(body, self.depth + 1, self.budget).read_dq(None, heredoc=True))
-                    return None
+                    return j if src.startswith(")", j + 1) else None
                 level -= 1
             elif c in "'\"\n;":
                 return None
             j += 1
         return None
+
+    def try_arith(self, pos: int) -> tuple | None:
+        """`$((..))` as arithmetic, or None when it is `$( (..) )` after all."""
+        end = self.arith_end(pos + 3)
+        if end is None:
+            return None
+        self.pos = end + 2
+        return ("a", Parser(self.src[pos + 3:end], self.depth + 1, self.budget).read_dq(None, heredoc=True))
 
     def read_backtick(self, quoted: bool, heredoc: bool = False) -> tuple:
         src, n = self.src, self.n
@@ -192,26 +198,13 @@ class RareSyntax:
 
     def try_arith_command(self) -> tuple | None:
         """`(( expr ))` right after the peeked `(`."""
-        src, n = self.src, self.n
         start = self.pos + 1
-        j = start
-        level = 0
-        while j < n:
-            c = src[j]
-            if c == "(":
-                level += 1
-            elif c == ")":
-                if level == 0:
-                    if src.startswith(")", j + 1):
-                        self.peeked = None
-                        self.pos = j + 2
-                        return ("arith", Parser(src[start:j], self.depth + 1, self.budget).read_dq(None, heredoc=True))
-                    return None
-                level -= 1
-            elif c in "'\"\n;":
-                return None
-            j += 1
-        return None
+        end = self.arith_end(start)
+        if end is None:
+            return None
+        self.peeked = None
+        self.pos = end + 2
+        return ("arith", Parser(self.src[start:end], self.depth + 1, self.budget).read_dq(None, heredoc=True))
 
     def parse_function_definition(self, word: list) -> tuple:
         """`name () compound-command`, at the peeked `(` after the name."""
