@@ -205,3 +205,38 @@ def test_kill_trials(tmp_path) -> None:
                 kind = " ".join(action.split()[1:4]) if action.startswith("US-") else " ".join(action.split()[:2])
                 recoveries[kind] = recoveries.get(kind, 0) + 1
     print(f"\nkill trials: {KILL_TRIALS} (seed {seed}); recovery actions taken: {recoveries or 'none'}")
+
+
+def test_a_plan_cut_short_by_the_kill_is_put_back(tmp_path) -> None:
+    # The agent was rewriting plan.md in place when the killed run's group was
+    # ended: truncated, or only partly written. That must not read as "no
+    # stories left" (or as fewer): the plan comes back as at the checkpoint,
+    # and what was found is kept. One cut mid-line cannot be read at all: the
+    # loop stops and names it, touching nothing.
+    lost_a_line = PLAN3[:PLAN3.index("- [ ] US-003")]  # readable, but US-003 is gone
+    for case, found in enumerate(("", lost_a_line)):
+        base = tmp_path / f"case-{case}"
+        base.mkdir()
+        p = Project(base, PLAN3)
+        checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+        crashed_run(p, "US-002", checkpoint)
+        p.write(".ralph/plan.md", found)
+        p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+        result = p.run_loop("--verify", "test -f work.txt")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "put back as it was at the checkpoint" in result.stdout
+        assert p.log() == ["feat(US-003): Add docs", "feat(US-002): Add farewell", "feat(US-001): Add greeting", "initial"]
+        assert p.plan_bytes() == PLAN3.replace("[ ]", "[x]").encode()
+        kept = os.path.join(p.root, ".ralph", "recovered", "plan.md.20261122-000000-dead")
+        assert os.path.exists(kept) == bool(found)
+        if found:
+            with open(kept) as f:
+                assert f.read() == found
+    (tmp_path / "cut-mid-line").mkdir()
+    p = Project(tmp_path / "cut-mid-line", PLAN3)
+    crashed_run(p, "US-002", git(p.root, "rev-parse", "HEAD").strip())
+    cut_mid_line = PLAN3[:PLAN3.index("US-003") + 3]  # "- [ ] US-": a story line with no id
+    p.write(".ralph/plan.md", cut_mid_line)
+    result = p.run_loop("--verify", "test -f work.txt")
+    assert result.returncode == 2 and "plan.md:5: story line has no id" in result.stdout + result.stderr
+    assert p.plan_bytes() == cut_mid_line.encode() and p.log() == ["initial"]

@@ -16,12 +16,17 @@ On start, `recover()`:
 2. kills the killed run's child group if it is still running (the agent and
    whatever it started), recognised by its leader's start time;
 3. removes temp files (`.<name>.<pid>.tmp`) whose writer is gone;
-4. for the story in the intent record, and the killed run's story: if it is
+4. puts back the killed run's plan as it was at its checkpoint when it has
+   lost a story it had there: an edit of the plan cut short by the kill (a
+   file truncated and not yet written again) must not read as "nothing left
+   to do"; the plan as it was found is kept in `.ralph/recovered/` (a plan cut
+   mid-line cannot be read, and stops the loop with its file and line);
+5. for the story in the intent record, and the killed run's story: if it is
    marked done but has no `feat(ID)` commit since its checkpoint, marks it to
    do again (its work stays in the tree, uncommitted; the next iteration
    re-verifies it before it is committed) and takes back the progress note the
    interrupted commit added;
-5. says what it did: on the terminal, in events.jsonl (`crash_recovery`) and
+6. says what it did: on the terminal, in events.jsonl (`crash_recovery`) and
    in failures.jsonl, so the next prompt tells the agent too.
 """
 from __future__ import annotations
@@ -30,7 +35,7 @@ import json
 import os
 import re
 
-from ralph.plan import PlanError, set_story_state, story_state
+from ralph.plan import PlanError, parse_plan_md, parse_prd_json, set_story_state, story_state
 from ralph.project import atomic_write, pid_alive, read_json_object
 
 from ralph.loop.proc import end_recorded_group, git, is_same_process
@@ -96,6 +101,47 @@ def committed_since(root: str, story_id: str, checkpoint: str) -> bool:
             return any(line.startswith(prefix) for line in out.splitlines())
     code, out = git(root, "log", "-1", "--format=%s", "HEAD")
     return code == 0 and out.startswith(prefix)
+
+
+def story_ids(text: str, path: str) -> set[str] | None:
+    """The ids of the stories in a plan's text; None when it cannot be read."""
+    try:
+        stories = parse_prd_json(text, path) if path.endswith(".json") else parse_plan_md(text, path)
+    except PlanError:
+        return None
+    return {story.id for story in stories}
+
+
+def restore_cut_plan(root: str, state_dir: str, plan_path: str, checkpoint: str, run_id: object) -> str | None:
+    """Put back the plan as it was at the checkpoint when it has lost a story
+    it had there (an edit cut short by the kill: truncated, or written only in
+    part); the plan as found goes to `<state>/recovered/`. Returns what was
+    done."""
+    if not plan_path or not checkpoint:
+        return None
+    import subprocess
+
+    rel = os.path.relpath(plan_path, root)
+    shown = subprocess.run(["git", "show", f"{checkpoint}:{rel}"], cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
+    if shown.returncode != 0:
+        return None  # not in the checkpoint: nothing to compare with
+    before = story_ids(shown.stdout.decode("utf-8", "replace"), plan_path)
+    try:
+        with open(plan_path, "rb") as f:
+            found = f.read()
+    except FileNotFoundError:
+        found = b""
+    now = story_ids(found.decode("utf-8", "replace"), plan_path)
+    if not before or now is None or before <= now:
+        return None  # an unreadable plan stops the loop with its file and line instead
+    kept = ""
+    if found:
+        kept = os.path.join(state_dir, "recovered", f"{os.path.basename(plan_path)}.{run_id or 'killed-run'}")
+        atomic_write(kept, found)
+        kept = f"; the plan as found is in {os.path.relpath(kept, root)}"
+    atomic_write(plan_path, shown.stdout)
+    lost = ", ".join(sorted(before - now))
+    return f"{rel} had lost {lost} (an edit cut short by the kill): put back as it was at the checkpoint{kept}"
 
 
 def _resolve(root: str, path: object) -> str:
@@ -164,6 +210,9 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
         story = previous.get("story") if isinstance(previous.get("story"), dict) else {}
         story_id = story.get("id")
         plan = _resolve(root, story.get("source"))
+        restored = restore_cut_plan(root, state_dir, plan, str(previous.get("checkpoint") or ""), previous.get("run_id"))
+        if restored:
+            done.append((None, restored))
         if isinstance(story_id, str) and untick_if_uncommitted(root, plan, story_id, str(previous.get("checkpoint") or "")):
             done.append((story_id, f"{story_id} was marked done in {story.get('source')} without being verified or committed "
                                    f"(run {previous.get('run_id')} was killed during iteration {previous.get('iteration')}): "
