@@ -179,12 +179,16 @@ def parse_prd_json(text: str, path: str = "prd.json") -> list[Story]:
     return stories
 
 
-def load_stories(path: str) -> list[Story]:
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        text = f.read()
+def parse_stories(text: str, path: str) -> list[Story]:
+    """The stories of a plan's text, read as its file name says (prd.json or plan.md)."""
     if path.endswith(".json"):
         return parse_prd_json(text, path)
     return parse_plan_md(text, path)
+
+
+def load_stories(path: str) -> list[Story]:
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        return parse_stories(f.read(), path)
 
 
 def story_state(path: str, story_id: str) -> str | None:

@@ -35,7 +35,7 @@ import json
 import os
 import re
 
-from ralph.plan import PlanError, parse_plan_md, parse_prd_json, set_story_state, story_state
+from ralph.plan import PlanError, parse_stories, set_story_state, story_state
 from ralph.project import atomic_write, pid_alive, read_json_object
 
 from ralph.loop.proc import end_recorded_group, git, is_same_process
@@ -106,10 +106,9 @@ def committed_since(root: str, story_id: str, checkpoint: str) -> bool:
 def story_ids(text: str, path: str) -> set[str] | None:
     """The ids of the stories in a plan's text; None when it cannot be read."""
     try:
-        stories = parse_prd_json(text, path) if path.endswith(".json") else parse_plan_md(text, path)
+        return {story.id for story in parse_stories(text, path)}
     except PlanError:
         return None
-    return {story.id for story in stories}
 
 
 def restore_cut_plan(root: str, state_dir: str, plan_path: str, checkpoint: str, run_id: object) -> str | None:
@@ -210,10 +209,11 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
         story = previous.get("story") if isinstance(previous.get("story"), dict) else {}
         story_id = story.get("id")
         plan = _resolve(root, story.get("source"))
-        restored = restore_cut_plan(root, state_dir, plan, str(previous.get("checkpoint") or ""), previous.get("run_id"))
+        checkpoint = str(previous.get("checkpoint") or "")
+        restored = restore_cut_plan(root, state_dir, plan, checkpoint, previous.get("run_id"))
         if restored:
             done.append((None, restored))
-        if isinstance(story_id, str) and untick_if_uncommitted(root, plan, story_id, str(previous.get("checkpoint") or "")):
+        if isinstance(story_id, str) and untick_if_uncommitted(root, plan, story_id, checkpoint):
             done.append((story_id, f"{story_id} was marked done in {story.get('source')} without being verified or committed "
                                    f"(run {previous.get('run_id')} was killed during iteration {previous.get('iteration')}): "
                                    "marked to do again; its work is still in the tree, uncommitted"))
