@@ -119,4 +119,4 @@ def update() -> None:
 
         write(finder)
     except BaseException:
-        pass
+        pass  # atomic_write leaves no temp file behind

@@ -6,6 +6,7 @@ import posix
 import sys
 
 from ralph.hook_bundle import FORMAT, PACKAGE_DIR, BundleFinder, source_stamp
+from ralph.project import atomic_write
 
 _external = sys.modules["_frozen_importlib_external"]  # importlib's machinery, loaded at start-up
 
@@ -16,42 +17,24 @@ def write(finder: BundleFinder) -> None:
     import different modules: an Edit is not a Bash call)."""
     if not _writable(finder.path.rpartition("/")[0]):
         return
-    tmp = f"{finder.path}.{posix.getpid()}.tmp"
-    try:
-        modules = {}  # name -> (source path, is package, stamp, bytecode)
-        changed = False
-        for name in finder.index:
-            code = finder.code(name)  # None unless sound and its source unchanged
-            if code is None:
-                changed = True
-            else:
-                modules[name] = (*finder.index[name][:3], marshal.dumps(code))
-        for name, module in list(sys.modules.items()):
-            found = _module_source(name, module)
-            if found is not None and (name not in modules or modules[name][:3] != found):
-                origin, _, stamp = found
-                modules[name] = (*found, _bytecode(origin, stamp))
-                changed = True
-        if not changed:
-            return  # what the bundle lacks cannot be in it (not from a .py file)
-        data = _bundle(modules)
-        try:
-            posix.mkdir(finder.path.rpartition("/")[0])
-        except FileExistsError:
-            pass
-        fd = posix.open(tmp, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[posix.write(fd, view):]
-        finally:
-            posix.close(fd)
-        posix.replace(tmp, finder.path)
-    except BaseException:
-        try:
-            posix.unlink(tmp)
-        except OSError:
-            pass
+    modules = {}  # name -> (source path, is package, stamp, bytecode)
+    changed = False
+    for name in finder.index:
+        code = finder.code(name)  # None unless sound and its source unchanged
+        if code is None:
+            changed = True
+        else:
+            modules[name] = (*finder.index[name][:3], marshal.dumps(code))
+    for name, module in list(sys.modules.items()):
+        found = _module_source(name, module)
+        if found is not None and (name not in modules or modules[name][:3] != found):
+            # the bytecode the import system would use: the .pyc written for
+            # this very source, else the source compiled as it compiles it
+            code = _external.SourceFileLoader(name, found[0]).get_code(name)
+            modules[name] = (*found, marshal.dumps(code))
+            changed = True
+    if changed:  # else what the bundle lacks cannot be in it (not from a .py file)
+        atomic_write(finder.path, _bundle(modules), fsync=False)  # a cache: losing it to a crash costs one rewrite
 
 
 def _writable(cache_dir: str) -> bool:
@@ -89,20 +72,3 @@ def _bundle(modules: dict[str, tuple]) -> bytes:
     if 4 + len(head) > start:
         raise ValueError("bundle index larger than reserved")
     return len(head).to_bytes(4, "little") + head + b"\0" * (start - 4 - len(head)) + b"".join(entry[3] for entry in modules.values())
-
-
-def _bytecode(origin: str, stamp: tuple[int, int]) -> bytes:
-    """The marshalled code of a source file: its .pyc's when that was written
-    for this very source (the same check the import system makes), else
-    compiled here as the import system would."""
-    try:
-        with open(_external.cache_from_source(origin), "rb") as f:
-            pyc = f.read()
-        flags = int.from_bytes(pyc[4:8], "little")
-        if (pyc[:4] == _external.MAGIC_NUMBER and flags == 0 and int.from_bytes(pyc[8:12], "little") == (stamp[0] // 10 ** 9) & 0xFFFFFFFF
-                and int.from_bytes(pyc[12:16], "little") == stamp[1] & 0xFFFFFFFF):
-            return pyc[16:]
-    except (OSError, NotImplementedError):
-        pass
-    with open(origin, "rb") as f:
-        return marshal.dumps(compile(f.read(), origin, "exec", dont_inherit=True))

@@ -150,11 +150,15 @@ def replace_or_discard(tmp: str | bytes, path: str | bytes) -> None:
     try:
         fastos.replace(tmp, path)
     except BaseException:
-        try:
-            fastos.unlink(tmp)
-        except OSError:
-            pass
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: str | bytes) -> None:
+    try:
+        fastos.unlink(tmp)
+    except OSError:
+        pass
 
 
 def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
@@ -167,11 +171,15 @@ def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
     tmp = fastos.join(directory, f".{fastos.basename(path)}.{fastos.getpid()}.tmp")
     fd = fastos.open(tmp, fastos.O_WRONLY | fastos.O_CREAT | fastos.O_TRUNC, 0o644)
     try:
-        write_all(fd, data)
-        if fsync:
-            fastos.fsync(fd)
-    finally:
-        fastos.close(fd)
+        try:
+            write_all(fd, data)
+            if fsync:
+                fastos.fsync(fd)
+        finally:
+            fastos.close(fd)
+    except BaseException:
+        _discard(tmp)  # a failed write (a full disk) leaves no temp file
+        raise
     replace_or_discard(tmp, path)
     if fsync:
         try:

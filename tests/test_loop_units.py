@@ -177,3 +177,19 @@ def test_usage_errors_and_help_are_argparse_s(capsys) -> None:
         parse_args(["--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0 and out.startswith("usage: ralph-loop") and "--dry-run" in out and "exit codes:" in out
+
+
+def test_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch) -> None:
+    from ralph import fastos
+    from ralph.project import atomic_write
+
+    path = tmp_path / "state.json"
+    path.write_text("old\n")
+
+    def full_disk(fd: int, data: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fastos, "write", full_disk)
+    with pytest.raises(OSError):
+        atomic_write(str(path), "new\n")
+    assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
