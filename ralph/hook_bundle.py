@@ -5,7 +5,8 @@ a tenth of a millisecond of finding, stat-ing, opening and reading files
 before its code runs: twenty modules on a Bash PreToolUse call. So for hook
 subcommands the launcher (bin/ralph) imports this module first, and it serves
 ralph's modules from a bundle in ralph's __pycache__: one file per hook
-subcommand, holding the bytecode the import system would read plus each
+subcommand, holding each module's bytecode (as the import system would
+compile it, less the docstrings, which nothing on a hook call reads) and its
 source file's size and mtime.
 
 A module is served from the bundle only while its source file still has that
@@ -48,7 +49,7 @@ class BundleFinder:
         self.outdated = False  # a ralph module was imported the usual way: write the bundle again
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
-        if not name.startswith("ralph."):
+        if not name.startswith("ralph.") and name != "ralph":
             return None
         code = self.code(name)
         if code is None:

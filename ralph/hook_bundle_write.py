@@ -1,14 +1,13 @@
 """Writing the hook bundle (see ralph.hook_bundle): only at the end of a
 hook call that imported a ralph module the bundle lacks or holds outdated,
 so no other call loads this code."""
+import _ast
 import marshal
 import posix
 import sys
 
 from ralph.hook_bundle import FORMAT, PACKAGE_DIR, BundleFinder, source_stamp
 from ralph.project import atomic_write
-
-_external = sys.modules["_frozen_importlib_external"]  # importlib's machinery, loaded at start-up
 
 
 def write(finder: BundleFinder) -> None:
@@ -28,10 +27,7 @@ def write(finder: BundleFinder) -> None:
     for name, module in list(sys.modules.items()):
         found = _module_source(name, module)
         if found is not None and (name not in modules or modules[name][:3] != found):
-            # the bytecode the import system would use: the .pyc written for
-            # this very source, else the source compiled as it compiles it
-            code = _external.SourceFileLoader(name, found[0]).get_code(name)
-            modules[name] = (*found, marshal.dumps(code))
+            modules[name] = (*found, marshal.dumps(_compile(found[0])))
             changed = True
     if changed:  # else what the bundle lacks cannot be in it (not from a .py file)
         atomic_write(finder.path, _bundle(modules), fsync=False)  # a cache: losing it to a crash costs one rewrite
@@ -49,13 +45,40 @@ def _writable(cache_dir: str) -> bool:
 def _module_source(name: str, module: object) -> tuple | None:
     """(source path, is package, stamp) of an imported ralph module loaded
     from a .py file; None for anything else."""
-    if not name.startswith("ralph.") or name == "ralph.hook_bundle":  # imported before it serves
+    if not (name.startswith("ralph.") or name == "ralph") or name == "ralph.hook_bundle":  # imported before it serves
         return None
     spec = getattr(module, "__spec__", None)
     origin = getattr(spec, "origin", None)
     if not isinstance(origin, str) or not origin.endswith(".py"):
         return None
     return origin, spec.submodule_search_locations is not None, source_stamp(origin)
+
+
+def _compile(path: str) -> object:
+    """The module's code as the import system compiles it (same file name,
+    same line numbers), without docstrings: about a tenth of ralph's bytecode,
+    unmarshalled on every call for nothing."""
+    with open(path, "rb") as f:
+        tree = compile(f.read(), path, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+    _drop_docstrings(tree)
+    return compile(tree, path, "exec", dont_inherit=True)
+
+
+def _drop_docstrings(node: object) -> None:
+    # _ast, not ast: ast imports os and a dozen more modules
+    for field in node._fields:
+        value = getattr(node, field, None)
+        for child in value if isinstance(value, list) else (value,):
+            if isinstance(child, _ast.AST):
+                _drop_docstrings(child)
+    if isinstance(node, (_ast.Module, _ast.ClassDef, _ast.FunctionDef, _ast.AsyncFunctionDef)) and node.body:
+        first = node.body[0]
+        if isinstance(first, _ast.Expr) and isinstance(first.value, _ast.Constant) and isinstance(first.value.value, str):
+            if len(node.body) > 1:
+                del node.body[0]
+            else:  # a body must say something
+                node.body[0] = _ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
+                                         end_lineno=first.end_lineno, end_col_offset=first.end_col_offset)
 
 
 def _bundle(modules: dict[str, tuple]) -> bytes:

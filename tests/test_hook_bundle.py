@@ -10,10 +10,22 @@ from .conftest import load_payload
 from .test_launcher import make_venv
 
 TAG = sys.implementation.cache_tag
-# which loader served the guard, and where its code says it comes from
-PROBE = ("import sys; sys.path.insert(0, sys.argv[1]); import ralph.hook_bundle as b; b.serve('pre-tool'); "
-         "import ralph.rules.guard as g; print(type(g.__loader__).__name__, g.__file__ == g.judge_command.__code__.co_filename, "
-         "getattr(g, 'PROBE_MARK', '-'))")
+# ralph.hook_bundle loaded as bin/ralph loads it, then: which loader served
+# the package and the guard, whether the guard's code names its own file, the
+# guard's line for judge_command and its docstring (bundled code has none),
+# and a mark a test may append to guard.py
+PROBE = """import sys
+spec = sys.modules["_frozen_importlib_external"].spec_from_file_location("ralph.hook_bundle", sys.argv[1] + "/ralph/hook_bundle.py")
+bundle = sys.modules["_frozen_importlib"].module_from_spec(spec)
+spec.loader.exec_module(bundle)
+sys.modules["ralph.hook_bundle"] = bundle
+sys.path.append(sys.argv[1])
+bundle.serve("pre-tool")
+import ralph.rules.guard as g
+code = g.judge_command.__code__
+print(type(sys.modules["ralph"].__loader__).__name__, type(g.__loader__).__name__, g.__file__ == code.co_filename,
+      code.co_firstlineno, g.judge_command.__doc__ is None, getattr(g, "PROBE_MARK", "-"))
+"""
 
 
 class Installed:
@@ -35,9 +47,15 @@ class Installed:
         return json.loads(done.stdout).get("hookSpecificOutput", {}).get("permissionDecision", "")
 
     def probe(self) -> list[str]:
+        """[loader of ralph, loader of ralph.rules.guard, its code names its file, its mark]"""
         done = subprocess.run([self.python, "-IS", "-c", PROBE, self.site], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        return done.stdout.split()
+        ralph_loader, guard_loader, names_file, line, no_docstring, mark = done.stdout.split()
+        with open(os.path.join(self.site, "ralph", "rules", "guard.py"), encoding="utf-8") as f:
+            assert int(line) == next(n for n, text in enumerate(f, 1) if text.startswith("def judge_command("))  # tracebacks stay true
+        # docstrings are left out of the bundle, and only there
+        assert no_docstring == str(guard_loader == "BundleFinder")
+        return [ralph_loader, guard_loader, names_file, mark]
 
 
 def test_calls_write_the_bundle_then_load_from_it(tmp_path, repo: str) -> None:
@@ -45,7 +63,7 @@ def test_calls_write_the_bundle_then_load_from_it(tmp_path, repo: str) -> None:
     assert not os.path.exists(ralph.bundle)
     assert ralph.pre_tool("git status && git push origin main") == "deny"
     assert os.path.isfile(ralph.bundle)
-    assert ralph.probe() == ["BundleFinder", "True", "-"]
+    assert ralph.probe() == ["BundleFinder", "BundleFinder", "True", "-"]
     assert ralph.pre_tool("git push origin main") == "deny"
     assert ralph.pre_tool("git status") == ""
     # a call that imported nothing new leaves the bundle as it was
@@ -59,9 +77,9 @@ def test_a_changed_source_is_imported_as_it_is_now(tmp_path, repo: str) -> None:
     guard = os.path.join(ralph.site, "ralph", "rules", "guard.py")
     with open(guard, "a", encoding="utf-8") as f:
         f.write("\nPROBE_MARK = 'changed'\n")
-    assert ralph.probe() == ["SourceFileLoader", "True", "changed"]  # the stale bundled code is not used
+    assert ralph.probe() == ["BundleFinder", "SourceFileLoader", "True", "changed"]  # the stale bundled code is not used
     assert ralph.pre_tool("git push") == "deny"  # ...and this call wrote the bundle again
-    assert ralph.probe() == ["BundleFinder", "True", "changed"]
+    assert ralph.probe() == ["BundleFinder", "BundleFinder", "True", "changed"]
 
 
 def test_a_damaged_or_unwritable_bundle_means_the_usual_imports(tmp_path, repo: str) -> None:
@@ -72,14 +90,14 @@ def test_a_damaged_or_unwritable_bundle_means_the_usual_imports(tmp_path, repo: 
         f.seek(0)
         f.write(data[:4] + bytes(len(data) // 2))  # the index's length, then zeros
         f.truncate()
-    assert ralph.probe() == ["SourceFileLoader", "True", "-"]
+    assert ralph.probe() == ["SourceFileLoader", "SourceFileLoader", "True", "-"]
     assert ralph.pre_tool("git push origin main") == "deny"
-    assert ralph.probe() == ["BundleFinder", "True", "-"]  # written whole again
+    assert ralph.probe() == ["BundleFinder", "BundleFinder", "True", "-"]  # written whole again
     os.unlink(ralph.bundle)
     os.mkdir(ralph.bundle)  # cannot be read or replaced
     assert ralph.pre_tool("git push origin main") == "deny"
     assert ralph.pre_tool("npm test") == ""
-    assert ralph.probe() == ["SourceFileLoader", "True", "-"]
+    assert ralph.probe() == ["SourceFileLoader", "SourceFileLoader", "True", "-"]
     assert not [name for name in os.listdir(os.path.dirname(ralph.bundle)) if name.endswith(".tmp")]
 
 
@@ -115,4 +133,4 @@ def test_a_bundle_with_nonsense_inside_means_the_usual_imports(tmp_path, repo: s
     with open(ralph.bundle, "wb") as f:
         f.write((1 << 31).to_bytes(4, "little") + head)  # an index length no file has
     assert ralph.pre_tool("git push origin main") == "deny"
-    assert ralph.probe() == ["BundleFinder", "True", "-"]  # and a sound one was written
+    assert ralph.probe() == ["BundleFinder", "BundleFinder", "True", "-"]  # and a sound one was written
