@@ -6,8 +6,8 @@ before its code runs: twenty modules on a Bash PreToolUse call. So for hook
 subcommands the launcher (bin/ralph) imports this module first, and it serves
 ralph's modules from a bundle in ralph's __pycache__: one file per hook
 subcommand, holding each module's bytecode (as the import system would
-compile it, less the docstrings, which nothing on a hook call reads) and its
-source file's size and mtime.
+compile it, less docstrings and the annotations of function signatures, which
+nothing on a hook call reads) and its source file's size and mtime.
 
 A module is served from the bundle only while its source file still has that
 size and mtime; any other module (a changed source, one the bundle lacks) is

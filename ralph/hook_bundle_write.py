@@ -56,21 +56,29 @@ def _module_source(name: str, module: object) -> tuple | None:
 
 def _compile(path: str) -> object:
     """The module's code as the import system compiles it (same file name,
-    same line numbers), without docstrings: about a tenth of ralph's bytecode,
-    unmarshalled on every call for nothing."""
+    same line numbers), less what nothing on a hook call reads and every call
+    would pay for: docstrings (unmarshalled) and the annotations of function
+    signatures (evaluated at each `def`); variable annotations stay (a class
+    body's may declare fields). About an eighth of ralph's bytecode."""
     with open(path, "rb") as f:
         tree = compile(f.read(), path, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
-    _drop_docstrings(tree)
+    _strip(tree)
     return compile(tree, path, "exec", dont_inherit=True)
 
 
-def _drop_docstrings(node: object) -> None:
+def _strip(node: object) -> None:
     # _ast, not ast: ast imports os and a dozen more modules
     for field in node._fields:
         value = getattr(node, field, None)
         for child in value if isinstance(value, list) else (value,):
             if isinstance(child, _ast.AST):
-                _drop_docstrings(child)
+                _strip(child)
+    if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)):
+        node.returns = None
+        arguments = node.args
+        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+            if argument is not None:
+                argument.annotation = None
     if isinstance(node, (_ast.Module, _ast.ClassDef, _ast.FunctionDef, _ast.AsyncFunctionDef)) and node.body:
         first = node.body[0]
         if isinstance(first, _ast.Expr) and isinstance(first.value, _ast.Constant) and isinstance(first.value.value, str):

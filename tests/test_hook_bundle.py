@@ -12,8 +12,8 @@ from .test_launcher import make_venv
 TAG = sys.implementation.cache_tag
 # ralph.hook_bundle loaded as bin/ralph loads it, then: which loader served
 # the package and the guard, whether the guard's code names its own file, the
-# guard's line for judge_command and its docstring (bundled code has none),
-# and a mark a test may append to guard.py
+# guard's line for judge_command, whether that function lacks its docstring
+# and annotations (bundled code has none), and a mark a test may append to guard.py
 PROBE = """import sys
 spec = sys.modules["_frozen_importlib_external"].spec_from_file_location("ralph.hook_bundle", sys.argv[1] + "/ralph/hook_bundle.py")
 bundle = sys.modules["_frozen_importlib"].module_from_spec(spec)
@@ -24,7 +24,7 @@ bundle.serve("pre-tool")
 import ralph.rules.guard as g
 code = g.judge_command.__code__
 print(type(sys.modules["ralph"].__loader__).__name__, type(g.__loader__).__name__, g.__file__ == code.co_filename,
-      code.co_firstlineno, g.judge_command.__doc__ is None, getattr(g, "PROBE_MARK", "-"))
+      code.co_firstlineno, g.judge_command.__doc__ is None and not g.judge_command.__annotations__, getattr(g, "PROBE_MARK", "-"))
 """
 
 
@@ -50,11 +50,11 @@ class Installed:
         """[loader of ralph, loader of ralph.rules.guard, its code names its file, its mark]"""
         done = subprocess.run([self.python, "-IS", "-c", PROBE, self.site], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        ralph_loader, guard_loader, names_file, line, no_docstring, mark = done.stdout.split()
+        ralph_loader, guard_loader, names_file, line, stripped, mark = done.stdout.split()
         with open(os.path.join(self.site, "ralph", "rules", "guard.py"), encoding="utf-8") as f:
             assert int(line) == next(n for n, text in enumerate(f, 1) if text.startswith("def judge_command("))  # tracebacks stay true
-        # docstrings are left out of the bundle, and only there
-        assert no_docstring == str(guard_loader == "BundleFinder")
+        # docstrings and signature annotations are left out of the bundle, and only there
+        assert stripped == str(guard_loader == "BundleFinder")
         return [ralph_loader, guard_loader, names_file, mark]
 
 
@@ -134,3 +134,47 @@ def test_a_bundle_with_nonsense_inside_means_the_usual_imports(tmp_path, repo: s
         f.write((1 << 31).to_bytes(4, "little") + head)  # an index length no file has
     assert ralph.pre_tool("git push origin main") == "deny"
     assert ralph.probe() == ["BundleFinder", "BundleFinder", "True", "-"]  # and a sound one was written
+
+
+def test_bundled_code_answers_as_the_usual_imports_do(tmp_path, repo: str) -> None:
+    # The rest of the suite runs hooks from the editable checkout (no bundle):
+    # here each real payload, and variants reaching the guard's rarer layers
+    # and the test verdict, go through a pip-style install twice (the first
+    # call writes its subcommand's bundle, the second runs from it); both
+    # answers and log lines must be the checkout's.
+    from .conftest import HOOK_INPUTS, RALPH, git
+
+    ralph = Installed(str(tmp_path / "venv"), repo)
+    subcommands = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "PostToolUseFailure": "post-tool-failure",
+                   "UserPromptSubmit": "prompt", "Stop": "stop"}
+    payloads = {name[:-len(".json")]: load_payload(name[:-len(".json")], repo) for name in sorted(os.listdir(HOOK_INPUTS)) if name.endswith(".json")}
+    assert len(payloads) >= 20
+    bash = payloads["PreToolUse_Bash"]
+    for command in ("git push origin main", "g=git; $g -c alias.p=push p", "bash -c 'git merge topic'", "gh pr merge 1"):
+        payloads[command] = bash | {"tool_input": {"command": command}}
+    outcomes = os.path.join(os.path.dirname(__file__), "fixtures", "test_outcome")
+    for category in ("true_fail", "masked_fail", "true_pass"):
+        with open(os.path.join(outcomes, category, sorted(os.listdir(os.path.join(outcomes, category)))[0]), encoding="utf-8") as f:
+            run = json.load(f)
+        if str(run["exit_code"]) == "0":
+            payload = payloads["PostToolUse_Bash"] | {"tool_response": payloads["PostToolUse_Bash"]["tool_response"] | {"stdout": run["output"]}}
+        else:
+            payload = payloads["PostToolUseFailure_Bash_exit3"] | {"error": f"Exit code {run['exit_code']}\n{run['output']}"}
+        payloads[category] = payload | {"tool_input": {"command": run["command"]}}
+    decisions = set()
+    for name, payload in payloads.items():
+        subcommand = subcommands.get(payload["hook_event_name"], "hook")
+        answers = []
+        for command in ([ralph.python, "-IS", ralph.ralph, subcommand], [ralph.python, "-IS", ralph.ralph, subcommand], [RALPH, subcommand]):
+            git(repo, "reset", "-q", "--hard")
+            git(repo, "clean", "-qfdx")  # each call starts from the same repository, state and logs included
+            done = subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True, cwd=repo, env=ralph.env, timeout=60)
+            assert done.returncode == 0 and done.stderr == "", (name, done.stderr)
+            with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+                logged = [{key: value for key, value in json.loads(line).items() if key not in ("t", "ms")} for line in f]
+            answers.append((json.loads(done.stdout), logged))
+        assert answers[0] == answers[1] == answers[2], name
+        decisions.update(entry["decision"] for entry in answers[0][1])
+    assert {"allow", "deny", "context"} <= decisions, decisions  # the variants reach more than `{}`
+    bundles = sorted(name for name in os.listdir(os.path.dirname(ralph.bundle)) if name.startswith("hook-bundle."))
+    assert bundles == sorted(f"hook-bundle.{sub}.{TAG}.bin" for sub in {*subcommands.values(), "hook"}), bundles
