@@ -1,5 +1,4 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
-from ralph import fastos
 from ralph.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.project import config_path
 
@@ -44,89 +43,24 @@ def check_bash(call: HookCall) -> Outcome:
     from ralph.rules.guard import judge_command
 
     verdict = judge_command(command, load_guard_policy(call) if path else None, cwd=call.cwd,
-                            remotes=lambda: local_remotes(call.root))
+                            remotes=lambda: _local_remotes(call.root))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         call.log_extra["rule_id"] = verdict.rule_id
         outcome = deny(verdict.reason)
         if call.environ.get("RALPH_RUN_ID"):
+            from ralph.loop.guarding import record_denial
+
             record_denial(call, command, verdict.reason, outcome)
         return outcome
     return allow()
 
 
-def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
-    """During a ralph-loop run: log the denial where the loop reads it
-    (.ralph/protected/denials.jsonl), and end the session at the loop's limit
-    of denials per iteration (the deny still stands: the command never runs)."""
-    import json
-    import time
+def _local_remotes(root: str) -> tuple[str, ...]:
+    # asked for by the guard only when a command writes somewhere with git
+    from ralph.local_remotes import local_remotes
 
-    from ralph.loop.guarding import ENV_MAX_DENIALS, ENV_STORY, denials_path, read_denials
-    from ralph.project import append_line, rotate_if_larger
-    from ralph.rules.redact import redact
-
-    run_id = call.environ.get("RALPH_RUN_ID", "")
-    try:
-        iteration = int(call.environ.get("RALPH_ITERATION", "0"))
-        limit = int(call.environ.get(ENV_MAX_DENIALS, "0"))
-    except ValueError:
-        iteration, limit = 0, 0
-    path = denials_path(call.state_dir)
-    try:
-        fastos.makedirs(fastos.dirname(path), exist_ok=True)
-        rotate_if_larger(path, 1024 * 1024)  # bounded; the loop reads only the current run's lines
-        append_line(path, json.dumps({
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
-            "story": call.environ.get(ENV_STORY) or None, "session": call.session_id,
-            "command": redact(command)[:500], "reason": redact(reason)[:500],
-        }, ensure_ascii=False))
-        count = len(read_denials(call.state_dir, run_id, iteration))
-    except OSError as e:
-        call.problems.append(f"could not record the denial: {e}")
-        return
-    call.log_extra["denials_this_iteration"] = count
-    if limit and count >= limit:
-        outcome.output["continue"] = False
-        outcome.output["stopReason"] = (
-            f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
-            "the loop ends the iteration and tells the next one why"
-        )
-
-
-def local_remotes(root: str) -> tuple[str, ...]:
-    """Absolute paths of the repository's remotes that are local paths (a git
-    write into one is a push), read from its git config; () when unreadable."""
-    git_dir = fastos.join(root, ".git")
-    try:
-        if fastos.isfile(git_dir):  # a worktree or submodule: `gitdir: <path>`
-            with open(git_dir, encoding="utf-8", errors="replace") as f:
-                git_dir = fastos.join(root, f.read().split("gitdir:", 1)[-1].strip())
-            common = fastos.join(git_dir, "commondir")
-            if fastos.isfile(common):
-                with open(common, encoding="utf-8", errors="replace") as f:
-                    git_dir = fastos.join(git_dir, f.read().strip())
-        with open(fastos.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
-            lines = f.read(200_000).splitlines()
-    except OSError:
-        return ()
-    remotes = []
-    in_remote = False
-    for line in lines:
-        line = line.strip()
-        if line.startswith("["):
-            in_remote = line.lower().startswith("[remote ")
-        elif in_remote and line.lower().replace(" ", "").startswith(("url=", "pushurl=")):
-            url = line.split("=", 1)[1].strip().strip('"')
-            if url.startswith("file://"):
-                url = url[7:]
-            if url.startswith("~"):
-                import os  # rare: a remote in a home directory
-
-                url = os.path.expanduser(url)
-            if url.startswith(("/", "./", "../")) or (url and ":" not in url):
-                remotes.append(fastos.normpath(fastos.join(root, url)))
-    return tuple(remotes)
+    return local_remotes(root)
 
 
 def check_edit(call: HookCall) -> Outcome:

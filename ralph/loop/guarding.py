@@ -11,7 +11,7 @@
 - History: an iteration whose commits include a merge, or commits that came
   from another branch or a remote, is failed.
 - Denials: the PreToolUse guard appends one line per denial during a loop
-  run (ralph.handlers.pre_tool.record_denial); the loop reads them.
+  run (record_denial, called by ralph.handlers.pre_tool); the loop reads them.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import shlex
 import subprocess
 
 from ralph.project import atomic_write, read_lines
+from ralph.protocol import HookCall, Outcome
 
 PROTECTED_DIR = "protected"
 SETTINGS_FILE = "agent-settings.json"
@@ -290,6 +291,43 @@ def read_denials(state_dir: str, run_id: str | None = None, iteration: int | Non
         if isinstance(entry, dict) and all(entry.get(k) == v for k, v in wanted.items()):
             found.append(entry)
     return found
+
+
+def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
+    """During a ralph-loop run: log the denial where the loop reads it
+    (.ralph/protected/denials.jsonl), and end the session at the loop's limit
+    of denials per iteration (the deny still stands: the command never runs)."""
+    import time
+
+    from ralph.project import append_line, rotate_if_larger
+    from ralph.rules.redact import redact
+
+    run_id = call.environ.get("RALPH_RUN_ID", "")
+    try:
+        iteration = int(call.environ.get("RALPH_ITERATION", "0"))
+        limit = int(call.environ.get(ENV_MAX_DENIALS, "0"))
+    except ValueError:
+        iteration, limit = 0, 0
+    path = denials_path(call.state_dir)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        rotate_if_larger(path, 1024 * 1024)  # bounded; the loop reads only the current run's lines
+        append_line(path, json.dumps({
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
+            "story": call.environ.get(ENV_STORY) or None, "session": call.session_id,
+            "command": redact(command)[:500], "reason": redact(reason)[:500],
+        }, ensure_ascii=False))
+        count = len(read_denials(call.state_dir, run_id, iteration))
+    except OSError as e:
+        call.problems.append(f"could not record the denial: {e}")
+        return
+    call.log_extra["denials_this_iteration"] = count
+    if limit and count >= limit:
+        outcome.output["continue"] = False
+        outcome.output["stopReason"] = (
+            f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
+            "the loop ends the iteration and tells the next one why"
+        )
 
 
 def denial_summary(denials: list[dict], limit: int = 5) -> str:
