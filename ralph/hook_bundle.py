@@ -3,11 +3,12 @@
 A hook runs on every tool call, and the usual import of a module costs about
 a tenth of a millisecond of finding, stat-ing, opening and reading files
 before its code runs: twenty modules on a Bash PreToolUse call. So for hook
-subcommands the launcher (bin/ralph) imports this module first, and it serves
-ralph's modules from a bundle in ralph's __pycache__: one file per hook
-subcommand, holding each module's bytecode (as the import system would
-compile it, less docstrings and the annotations of function signatures, which
-nothing on a hook call reads) and its source file's size and mtime.
+subcommands the launcher (bin/ralph) loads this module first, from its path
+(no directory is listed for it), and it serves ralph's modules from a bundle
+in ralph's __pycache__: one file per hook subcommand, holding each module's
+bytecode (as the import system would compile it, less docstrings and the
+annotations of function signatures, which nothing on a hook call reads) and
+its source file's size and mtime.
 
 A module is served from the bundle only while its source file still has that
 size and mtime; any other module (a changed source, one the bundle lacks) is
