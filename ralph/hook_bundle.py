@@ -34,6 +34,10 @@ def bundle_path(subcommand: str) -> str:
     return f"{PACKAGE_DIR}/__pycache__/hook-bundle.{subcommand}.{sys.implementation.cache_tag}.bin"
 
 
+def is_ralph_module(name: str) -> bool:
+    return name == "ralph" or name.startswith("ralph.")
+
+
 def source_stamp(path: str) -> tuple[int, int]:
     info = posix.stat(path)
     return info.st_mtime_ns, info.st_size
@@ -50,7 +54,7 @@ class BundleFinder:
         self.outdated = False  # a ralph module was imported the usual way: write the bundle again
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
-        if not name.startswith("ralph.") and name != "ralph":
+        if not is_ralph_module(name):
             return None
         code = self.code(name)
         if code is None:

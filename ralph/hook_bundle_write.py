@@ -6,7 +6,7 @@ import marshal
 import posix
 import sys
 
-from ralph.hook_bundle import FORMAT, PACKAGE_DIR, BundleFinder, source_stamp
+from ralph.hook_bundle import FORMAT, PACKAGE_DIR, BundleFinder, is_ralph_module, source_stamp
 from ralph.project import atomic_write
 
 
@@ -45,7 +45,7 @@ def _writable(cache_dir: str) -> bool:
 def _module_source(name: str, module: object) -> tuple | None:
     """(source path, is package, stamp) of an imported ralph module loaded
     from a .py file; None for anything else."""
-    if not (name.startswith("ralph.") or name == "ralph") or name == "ralph.hook_bundle":  # imported before it serves
+    if not is_ralph_module(name) or name == "ralph.hook_bundle":  # imported before it serves
         return None
     spec = getattr(module, "__spec__", None)
     origin = getattr(spec, "origin", None)

@@ -36,6 +36,12 @@ update-server-info upload-archive upload-pack var verify-commit verify-pack veri
 whatchanged worktree write-tree""".split())
 FILTER_BRANCH_OPTS = frozenset(("--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
                                 "--msg-filter", "--commit-filter", "--tag-name-filter"))
+# subcommand -> (options whose value is a shell script git runs, how the trace names it)
+SCRIPT_OPTIONS = {
+    "rebase": (("--exec", "-x"), "git rebase --exec"),
+    "filter-branch": (tuple(FILTER_BRANCH_OPTS), "git filter-branch"),
+    "difftool": (("-x", "--extcmd"), "git difftool --extcmd"),
+}
 # what git may do in another repository (a local-path remote) without writing to it
 REMOTE_READ_ONLY = frozenset("""log show status for-each-ref rev-parse ls-tree cat-file ls-remote diff describe rev-list
 show-ref count-objects fsck grep shortlog blame reflog cherry name-rev verify-pack help version commit-tree
@@ -163,10 +169,6 @@ class GitModels:
             if verb in ("push", "merge", "pull") or UNKNOWN in verb:
                 self.block(argv, f"git subtree {show(verb)} pushes or merges", where, "git.subtree")
             return
-        if low == "rebase":
-            for value in _option_values(args, ("--exec", "-x")):
-                self.run_script(value, scope.fork(), "", f"{where} > git rebase --exec")
-            return
         if low == "submodule":
             if "foreach" in args:
                 rest = args[args.index("foreach") + 1:]
@@ -178,13 +180,10 @@ class GitModels:
             if args and args[0] == "run":
                 self.run_script(" ".join(shell_quote(a) for a in args[1:]), scope.fork(), "", f"{where} > git bisect run")
             return
-        if low == "filter-branch":
-            for value in _option_values(args, tuple(FILTER_BRANCH_OPTS)):
-                self.run_script(value, scope.fork(), "", f"{where} > git filter-branch")
-            return
-        if low == "difftool":
-            for value in _option_values(args, ("-x", "--extcmd")):
-                self.run_script(value, scope.fork(), "", f"{where} > git difftool --extcmd")
+        if low in SCRIPT_OPTIONS:
+            names, label = SCRIPT_OPTIONS[low]
+            for value in _option_values(args, names):
+                self.run_script(value, scope.fork(), "", f"{where} > {label}")
             return
         if low == "config":
             self.judge_git_config(args, argv, scope, where)
