@@ -1,6 +1,6 @@
 # `python -m ralph` and the PyInstaller binary's entry (build.spec). Hook
 # subcommands run on every tool call: like bin/ralph, they go straight to
-# ralph.hook, without ralph.cli, and leave with os._exit once answered.
+# ralph.claude.dispatch, without ralph.cli, and leave with os._exit once answered.
 import sys
 
 if getattr(sys, "frozen", False):
@@ -18,7 +18,7 @@ if getattr(sys, "frozen", False):
         os.environ["LD_LIBRARY_PATH"] = _original
     os.environ["PYINSTALLER_RESET_ENVIRONMENT"] = "1"
 
-from ralph.hook import SUBCOMMANDS, answer_and_exit  # noqa: E402
+from ralph.claude.dispatch import SUBCOMMANDS, answer_and_exit  # noqa: E402
 
 if len(sys.argv) == 2 and sys.argv[1] in SUBCOMMANDS:
     answer_and_exit(SUBCOMMANDS[sys.argv[1]])

@@ -1,5 +1,5 @@
-"""The command line. Hook subcommands (ralph.hook.SUBCOMMANDS) go straight to
-ralph.hook, the hot path (bin/ralph sends them there without even importing
+"""The command line. Hook subcommands (ralph.claude.dispatch.SUBCOMMANDS) go straight to
+ralph.claude.dispatch, the hot path (bin/ralph sends them there without even importing
 this module); every other command is imported only when asked for, so a hook
 call pays for nothing it does not use (no argparse, no loop code)."""
 from __future__ import annotations
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         # the binary (or bin/ralph) reached through a `ralph-loop` symlink
         return loop_main()
     name = args[0] if args else ""
-    from ralph.hook import SUBCOMMANDS
+    from ralph.claude.dispatch import SUBCOMMANDS
 
     event = SUBCOMMANDS.get(name)
     if event is not None:
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             # help, not a hook run: reads nothing, writes no state
             sys.stdout.write(HOOK_HELP.format(name=name, event=event or "any event; the payload names it"))
             return 0
-        from ralph.hook import main as hook_main
+        from ralph.claude.dispatch import main as hook_main
 
         return hook_main(event)
     if name in COMMANDS:

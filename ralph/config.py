@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ralph.project import CONFIG_FILE, config_path  # noqa: F401 - re-exported for callers
+from ralph.state.locations import CONFIG_FILE, config_path  # noqa: F401 - re-exported for callers
 
 
 class ConfigError(ValueError):
@@ -47,17 +47,17 @@ ROLLBACK_KEYS: KeyTable = {
 # code using it (imported only when that section is validated).
 SCHEMA: dict[str, KeyTable | str] = {
     "loop": "ralph.loop.settings:LOOP_KEYS",
-    "guard": "ralph.rules.guard:GUARD_KEYS",
+    "guard": "ralph.rules.guard.judge:GUARD_KEYS",
     "rollback": ROLLBACK_KEYS,
     "sandbox": "ralph.sandbox:SANDBOX_KEYS",
-    "tests": "ralph.rules.tests_config:TESTS_KEYS",
-    "hooks": "ralph.lifecycle.config:SETTINGS_KEYS",
+    "tests": "ralph.rules.outcome.tests_config:TESTS_KEYS",
+    "hooks": "ralph.loop.lifecycle.config:SETTINGS_KEYS",
 }
 # section -> "module:function(config, path)" for a section whose values need
 # checks beyond the kinds below (host names, ...); it raises ConfigError in
 # the same `file:line: [section] key: ...` form.
 SECTION_CHECKS: dict[str, str] = {
-    "hooks": "ralph.lifecycle.config:section_values",
+    "hooks": "ralph.loop.lifecycle.config:section_values",
 }
 
 
@@ -124,7 +124,8 @@ CACHE_FILE = os.path.join("protected", "config.json")
 def cached_parse(root: str, text: str, path: str) -> dict:
     """parse_config(text, path), remembered per project (when `.ralph/` exists)."""
     from ralph import fastjson
-    from ralph.project import STATE_DIR_NAME, atomic_write
+    from ralph.state.files import atomic_write
+    from ralph.state.locations import STATE_DIR_NAME
 
     state = os.path.join(root, STATE_DIR_NAME)
     cache = os.path.join(state, CACHE_FILE)

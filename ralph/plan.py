@@ -229,7 +229,7 @@ def set_story_state(path: str, story_id: str, state: str) -> bool:
         new_text = rewrite_plan_md_state(text, story_id, state, path)
     if new_text == text:
         return False
-    from ralph.project import atomic_write
+    from ralph.state.files import atomic_write
 
     atomic_write(path, new_text.encode("utf-8", "surrogateescape"))
     return True

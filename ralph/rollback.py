@@ -56,7 +56,9 @@ import subprocess
 import tempfile
 import time
 
-from ralph.project import STATE_DIR_NAME, pid_alive, replace_or_discard, write_all
+from ralph.process import pid_alive
+from ralph.state.files import replace_or_discard, write_all
+from ralph.state.locations import STATE_DIR_NAME
 
 REF_PREFIX = "refs/ralph/rollbacks/"
 SNAPSHOT_AUTHOR = {

@@ -239,7 +239,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("post-tool 10 MB output", [*hook, "post-tool"], post(10 << 20), project, env),
         Case("post-tool 10 MB single line", [*hook, "post-tool"], post(10 << 20, True), project, env),
     ]
-    # User event hooks ([[hooks.event]], ralph/event_hooks.py): a ralph.toml
+    # User event hooks ([[hooks.event]], ralph/claude/event_commands.py): a ralph.toml
     # without any (the dispatcher must not pay for the feature), and one
     # matching hook that does nothing (the price of running one).
     for name, config in (("0 event hooks", "[guard]\n"), ("1 event hook", ONE_EVENT_HOOK)):
@@ -389,7 +389,7 @@ class Derived:
 def guard_per_call(args: argparse.Namespace) -> int:
     """The guard's own time per call on plain git commands, in one process
     (moved here from tests/test_guard.py, a 1 ms wall-clock assert)."""
-    from ralph.rules.guard import judge_command
+    from ralph.rules.guard.judge import judge_command
 
     missed = 0
     print()
@@ -419,7 +419,7 @@ def orjson_tradeoff(rounds: int) -> None:
     bare = [run_once([sys.executable, "-I", "-c", "pass"], b"", REPO, os.environ.copy()) for _ in range(rounds)]
     with_import = [run_once([sys.executable, "-I", "-c", "import orjson"], b"", REPO, os.environ.copy()) for _ in range(rounds)]
     import_ms = (statistics.median(with_import) - statistics.median(bare)) * 1000
-    from ralph.hook import ORJSON_MIN_BYTES
+    from ralph.claude.dispatch import ORJSON_MIN_BYTES
 
     print(f"\norjson: import costs {import_ms:.1f} ms per process; parse time saved vs the C scanner"
           f" (the hook uses orjson from {ORJSON_MIN_BYTES >> 20} MiB):")

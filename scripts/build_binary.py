@@ -30,7 +30,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
 sys.path.insert(0, REPO)
-from ralph.hook import SUBCOMMANDS  # noqa: E402
+from ralph.claude.dispatch import SUBCOMMANDS  # noqa: E402
 
 EVENT_PAYLOADS = {
     "PreToolUse": "PreToolUse_Bash.json",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Capture real test-runner output as fixtures for ralph.rules.test_outcome.
+"""Capture real test-runner output as fixtures for ralph.rules.outcome.verdict.
 
 Runs every runner on the tiny projects in scripts/runner_samples/ (passing,
 failing, erroring, skipping, zero-test and masked variants, plus non-test

@@ -264,7 +264,7 @@ def skip_reason(case: dict) -> str | None:
 
 def write_rule_ids(categories: list[str]) -> int:
     sys.path.insert(0, ROOT)
-    from ralph.rules.guard import judge_command
+    from ralph.rules.guard.judge import judge_command
 
     disagree = 0
     for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.jsonl"))):

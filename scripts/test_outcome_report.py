@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ralph.rules.test_outcome import judge_test_run  # noqa: E402
+from ralph.rules.outcome.verdict import judge_test_run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

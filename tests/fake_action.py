@@ -3,7 +3,7 @@ webhook/spawn modules plug in the same way. `answer` is returned as
 RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
 from __future__ import annotations
 
-from ralph.lifecycle.actions import FAILED, SUCCESS, ActionResult
+from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult
 
 KEYS = {"answer": ("approved", "str", None), "verdict": ("approve", "choice:approve|reject", None), "fail": (False, "bool", None)}
 EXPORTS = ("RALPH_HOOK_RESPONSE",)
@@ -11,7 +11,7 @@ CALLS: list[dict] = []
 
 
 def validate(table: dict, where: object) -> list[str]:
-    from ralph.lifecycle.config import check_keys
+    from ralph.loop.lifecycle.config import check_keys
 
     return check_keys(table, KEYS, where, where.table)  # type: ignore[arg-type, attr-defined]
 

@@ -66,14 +66,14 @@ class HookProject:
         return env
 
     def hooks(self, monkeypatch: object, **environ: str) -> object:
-        from ralph.lifecycle.config import load_hooks
+        from ralph.loop.lifecycle.config import load_hooks
 
         monkeypatch.setenv("XDG_CONFIG_HOME", self.xdg)  # type: ignore[attr-defined]
         return load_hooks(self.root, None, self.config_path, self.environ(**environ))
 
     def engine(self, monkeypatch: object, sleeps: list | None = None, **environ: str) -> object:
-        from ralph.lifecycle.config import require_valid
-        from ralph.lifecycle.engine import Engine
+        from ralph.loop.lifecycle.config import require_valid
+        from ralph.loop.lifecycle.engine import Engine
 
         hooks = require_valid(self.hooks(monkeypatch, **environ))
         messages: list[str] = []

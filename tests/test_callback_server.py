@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ralph.lifecycle.callback_server import CallbackServer, loopback
+from ralph.loop.lifecycle.callback_server import CallbackServer, loopback
 
 
 def request(url: str, method: str = "GET", body: bytes | None = None, headers: dict | None = None) -> tuple[int, str]:

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from ralph import event_hooks
+from ralph.claude import event_commands as event_hooks
 from tests.conftest import RALPH, load_payload, run_hook
 from tests.loop_support import gone
 
@@ -169,12 +169,12 @@ def imported_modules(repo: str, subcommand: str, payload: dict) -> str:
 
 def test_without_event_hooks_nothing_is_imported_or_parsed(repo: str) -> None:
     read = load_payload("PostToolUse_Read", repo)
-    assert "ralph.event_hooks" not in imported_modules(repo, "post-tool", read)
+    assert "ralph.claude.event_commands" not in imported_modules(repo, "post-tool", read)
     write_config(repo, "[loop]\nmax_iterations = 3\n")
     trace = imported_modules(repo, "post-tool", read)
-    assert "ralph.event_hooks" not in trace and "tomllib" not in trace  # post-tool never parsed ralph.toml
+    assert "ralph.claude.event_commands" not in trace and "tomllib" not in trace  # post-tool never parsed ralph.toml
     write_config(repo, '[[hooks.event]]\nmatch = "Stop"\ncommand = "true"\n')
-    assert "ralph.event_hooks" in imported_modules(repo, "post-tool", read)
+    assert "ralph.claude.event_commands" in imported_modules(repo, "post-tool", read)
 
 
 # ---------------------------------------------------------------- PreToolUse

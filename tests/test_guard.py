@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ralph.rules.guard import GuardPolicy, GuardVerdict, judge_command
+from ralph.rules.guard.judge import GuardPolicy, GuardVerdict, judge_command
 
 from .conftest import FIXTURES, RALPH, load_payload, run_hook
 
@@ -176,7 +176,7 @@ def test_policy_from_config_validates() -> None:
 
 def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     from ralph.config import ConfigError
-    from ralph.rules.guard import FAMILIES
+    from ralph.rules.guard.judge import FAMILIES
 
     samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
                "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}
@@ -275,7 +275,7 @@ def test_never_raises_on_random_text() -> None:
 
 def test_hot_path_imports() -> None:
     # modules the guard itself brings in (site may have loaded re/pathlib already)
-    code = ("import sys, ralph.hook; before = set(sys.modules); import ralph.rules.guard; "
+    code = ("import sys, ralph.claude.dispatch; before = set(sys.modules); import ralph.rules.guard.judge; "
             "print(sorted(m for m in set(sys.modules) - before if not m.startswith('ralph')))")
     out = subprocess.run([os.path.join(os.path.dirname(RALPH), "python"), "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
@@ -283,16 +283,16 @@ def test_hot_path_imports() -> None:
 
 def test_program_models_load_only_when_a_command_reaches_one() -> None:
     code = ("import sys\n"
-            "from ralph.rules.guard import PROGRAM_HANDLERS, judge_command, modelled_analysis\n"
+            "from ralph.rules.guard.judge import PROGRAM_HANDLERS, judge_command, modelled_analysis\n"
             "plain = judge_command('cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain')\n"
-            "early = sorted(m for m in ('ralph.rules.program_models', 'ralph.rules.forge_policy') if m in sys.modules)\n"
+            "early = sorted(m for m in ('ralph.rules.guard.programs.models', 'ralph.rules.guard.forge_policy') if m in sys.modules)\n"
             "wrapped = judge_command(\"bash -c 'git push'\")\n"
             "forge = judge_command('gh pr merge 1')\n"
-            "late = sorted(m for m in ('ralph.rules.program_models', 'ralph.rules.forge_policy') if m in sys.modules)\n"
+            "late = sorted(m for m in ('ralph.rules.guard.programs.models', 'ralph.rules.guard.forge_policy') if m in sys.modules)\n"
             "missing = [n for n in set(PROGRAM_HANDLERS.values()) if not callable(getattr(modelled_analysis(), n, None))]\n"
             "print(plain.blocked, early, wrapped.blocked, forge.blocked, late, missing)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "False [] True True ['ralph.rules.forge_policy', 'ralph.rules.program_models'] []", out
+    assert out == "False [] True True ['ralph.rules.guard.forge_policy', 'ralph.rules.guard.programs.models'] []", out
 
 
 # Commands agents typically run (the shapes seen in Claude Code sessions, the
@@ -336,23 +336,23 @@ TYPICAL_COMMANDS = (
 # the modules loaded only when a command needs them, each with commands that
 # need it (and must still be blocked)
 COLD_MODULES = {
-    "ralph.rules.git_models": ("git -c alias.x=push x origin", "git config alias.sync push && git sync",
+    "ralph.rules.guard.git_models": ("git -c alias.x=push x origin", "git config alias.sync push && git sync",
                                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
                                "git pull origin main", "git rebase -x 'git push' main", "git -C /srv/app.git commit -m x",
                                "echo 'git push' > .git/hooks/pre-commit"),
-    "ralph.rules.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
+    "ralph.rules.guard.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
                                "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
                                "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
-    "ralph.rules.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
-    "ralph.rules.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
+    "ralph.rules.guard.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
+    "ralph.rules.guard.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
                               "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
-    "ralph.rules.program_models": ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "timeout 60 git push",
+    "ralph.rules.guard.programs.models": ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "timeout 60 git push",
                                    "echo 'git push' | xargs -I{} sh -c {}", "sed 's/x/git push/e' f", "alias p='git push'; p"),
-    "ralph.rules.forge_policy": ("gh pr merge 1", "glab mr merge 2", "git merge-recursive HEAD a b"),
+    "ralph.rules.guard.forge_policy": ("gh pr merge 1", "glab mr merge 2", "git merge-recursive HEAD a b"),
 }
 # the models of the programs agents run most: loaded by the typical commands
 # that use them, and by nothing else in TYPICAL_COMMANDS
-COMMON_PROGRAMS_MODULE = "ralph.rules.common_programs"
+COMMON_PROGRAMS_MODULE = "ralph.rules.guard.programs.common"
 COMMON_PROGRAM_COMMANDS = ("cd src && pytest -q", "python -m pytest tests/test_x.py -x -q", "mkdir -p build && cp a.txt build/",
                            "export FOO=bar && make test", "find . -name '*.py' | head -20", "sed -n '1,40p' src/app.py")
 ALL_COLD_MODULES = sorted(COLD_MODULES) + [COMMON_PROGRAMS_MODULE]
@@ -361,7 +361,7 @@ ALL_COLD_MODULES = sorted(COLD_MODULES) + [COMMON_PROGRAMS_MODULE]
 def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list[bool]]:
     """The cold modules loaded after judging these commands in a new interpreter, and the verdicts."""
     code = ("import json, sys\n"
-            "from ralph.rules.guard import judge_command\n"
+            "from ralph.rules.guard.judge import judge_command\n"
             f"blocked = [judge_command(c).blocked for c in {list(commands)!r}]\n"
             f"print(json.dumps([sorted(m for m in {ALL_COLD_MODULES!r} if m in sys.modules), blocked]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -398,7 +398,7 @@ def test_cold_guard_modules_load_when_a_command_needs_them(module: str) -> None:
 def test_cold_layers_list_exactly_their_methods() -> None:
     # a method named in COLD_LAYERS but missing from its layer (or the reverse)
     # would send the walk to the wrong layer
-    from ralph.rules import guard
+    from ralph.rules.guard import judge as guard
 
     for layer in guard.LAYER_ORDER:
         methods = {name for mixin in guard.load_layer(layer) for name, value in vars(mixin).items()
@@ -413,8 +413,8 @@ def test_cold_layers_list_exactly_their_methods() -> None:
 
 def test_the_parsers_rare_syntax_adds_methods_only() -> None:
     # a RareSyntax method named like a Parser one would never run (Parser comes first)
-    from ralph.rules.shell import Parser, full_parser
-    from ralph.rules.shell_rare import RareSyntax
+    from ralph.rules.guard.shell import Parser, full_parser
+    from ralph.rules.guard.shell_rare import RareSyntax
 
     added = {name for name, value in vars(RareSyntax).items() if callable(value)}
     assert added and not added & set(dir(Parser)), added & set(dir(Parser))
@@ -425,7 +425,8 @@ def test_the_parsers_rare_syntax_adds_methods_only() -> None:
 
 
 def test_guard_and_test_outcome_share_program_facts() -> None:
-    from ralph.rules import program_models, programs, test_outcome
+    from ralph.rules.guard.programs import facts as programs, models as program_models
+    from ralph.rules.outcome import verdict as test_outcome
 
     assert test_outcome.SHELLS is programs.SHELLS
     assert program_models.WRAPPERS is programs.WRAPPERS
@@ -442,7 +443,7 @@ def test_guard_and_test_outcome_share_program_facts() -> None:
 
 
 def test_test_outcome_reads_commands_with_the_guard_parser() -> None:
-    from ralph.rules.test_outcome import shell_stages
+    from ralph.rules.outcome.verdict import shell_stages
 
     stages = shell_stages("cd app && pytest -q 'tests/a b.py' | tee log; echo done")
     assert [(s.words, s.op) for s in stages] == [(["cd", "app"], "&&"), (["pytest", "-q", "tests/a b.py"], "|"),
@@ -454,7 +455,7 @@ def test_test_outcome_reads_commands_with_the_guard_parser() -> None:
 def test_local_remotes_are_read_only_when_a_command_needs_them() -> None:
     # The PreToolUse handler passes a function that reads .git/config: most
     # commands never touch another directory, and never pay for reading it.
-    from ralph.rules.guard import judge_command
+    from ralph.rules.guard.judge import judge_command
 
     reads: list[str] = []
 

@@ -117,7 +117,7 @@ def test_unknown_event_gets_empty_object(repo: str) -> None:
 
 
 def test_pre_tool_checks_every_edit_tool() -> None:
-    from ralph.handlers.pre_tool import TOOL_CHECKS, check_edit
+    from ralph.claude.handlers.pre_tool import TOOL_CHECKS, check_edit
     from ralph.rules.read_before_edit import EDIT_TOOLS
 
     assert {name for name, check in TOOL_CHECKS.items() if check is check_edit} == set(EDIT_TOOLS)

@@ -250,7 +250,7 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "ralph.handlers.pre_tool" in imported
+    assert "ralph.claude.handlers.pre_tool" in imported
     # an editable install (scripts/test's) is found through site; that a pip
     # install starts without it is tests/test_launcher.py's to check
     import ralph as package
@@ -264,8 +264,8 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "ralph.rules.guard" in imported
-    lazy = {"ralph.rules.program_models", "ralph.rules.forge_policy"}
+    assert "ralph.rules.guard.judge" in imported
+    lazy = {"ralph.rules.guard.programs.models", "ralph.rules.guard.forge_policy"}
     assert not imported & (unwanted | lazy), sorted(imported)
 
 

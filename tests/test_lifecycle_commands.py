@@ -31,7 +31,7 @@ def test_init_creates_everything_once_and_never_overwrites(tmp_path) -> None:
     for name in ("started", "next_iteration", "finished", "custom/notify"):
         path = os.path.join(root, ".ralph", "hooks", name)
         assert os.access(path, os.X_OK)
-        assert open(path, "rb").read() == open(os.path.join(REPO, "hooks", name), "rb").read()  # the repository's templates
+        assert open(path, "rb").read() == open(os.path.join(REPO, "ralph", "data", "hooks", name), "rb").read()  # the packaged templates
     subprocess.run(["git", "init", "-q", root], check=True)
     subprocess.run(["git", "-C", root, "add", "-A"], check=True)
     tracked = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True).stdout.split()
@@ -125,7 +125,7 @@ def test_hooks_test_says_what_the_loop_would_do(tmp_path) -> None:
 
 
 def test_hot_path_never_imports_the_engine(tmp_path) -> None:
-    """With hooks configured everywhere, a hook call imports no ralph.lifecycle module."""
+    """With hooks configured everywhere, a hook call imports no ralph.loop.lifecycle module."""
     p = HookProject(tmp_path, '[[hooks.post_iteration]]\ncommand = "true"\n', global_config='[[hooks.session_end]]\ncommand = "true"\n')
     p.dir_hook("started", "exit 0")
     subprocess.run(["git", "init", "-q", p.root], check=True)
@@ -136,4 +136,4 @@ def test_hot_path_never_imports_the_engine(tmp_path) -> None:
                               text=True, cwd=p.root, env=p.environ(CLAUDE_PROJECT_DIR=p.root))
         assert proc.returncode == 0 and proc.stdout.strip().startswith("{"), (command, proc.stdout, proc.stderr[-2000:])
         imported = [line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
-        assert "ralph.hook" in imported and not [m for m in imported if m.startswith("ralph.lifecycle")], command
+        assert "ralph.claude.dispatch" in imported and not [m for m in imported if m.startswith("ralph.loop.lifecycle")], command

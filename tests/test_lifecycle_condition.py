@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ralph.lifecycle import condition
-from ralph.lifecycle.context import key_for
+from ralph.loop.lifecycle import condition
+from ralph.loop.lifecycle.context import key_for
 
 CONTEXT = {"iteration": "20", "stage": "build", "story_id": "US-007", "last_result": "verify_failed",
            "story_title": "it's $(rm -rf ~) `x`", "error": "", "commits_made": "0", "last_duration": "12.5"}

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ralph.config import ConfigError
-from ralph.lifecycle.config import require_valid
+from ralph.loop.lifecycle.config import require_valid
 from tests.lifecycle_support import HookProject
 
 BROKEN = """\
@@ -147,8 +147,8 @@ def test_the_init_template_is_valid_with_every_key_uncommented(tmp_path, monkeyp
     assert uncommented.count("[[hooks.") == 4
     p = HookProject(tmp_path, uncommented)
     hooks = require_valid(p.hooks(monkeypatch))
-    from ralph.lifecycle.config import COMMON_KEYS
-    from ralph.lifecycle.shell import KEYS
+    from ralph.loop.lifecycle.config import COMMON_KEYS
+    from ralph.loop.lifecycle.shell import KEYS
 
     [lint] = hooks.by_point["post_iteration"]
     assert set(COMMON_KEYS) | set(KEYS) <= set(lint.table) and lint["name"] == "lint"
@@ -161,7 +161,7 @@ def test_the_config_check_hands_its_validated_hooks_to_the_load_once(tmp_path, m
     project file's hooks are validated once, handed over for the same text
     only, and never shared between two loads."""
     from ralph.config import check_config
-    from ralph.lifecycle import config as hook_config
+    from ralph.loop.lifecycle import config as hook_config
 
     p = HookProject(tmp_path, '[hooks]\ndir_timeout = 7\n\n[[hooks.post_iteration]]\nname = "p"\ncommand = "@RECORD@ project"\n'
                               'when = "${ITERATION} > 1"\n',

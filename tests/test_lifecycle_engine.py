@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ralph.lifecycle import pending
+from ralph.loop.lifecycle import pending
 from tests.lifecycle_support import CONTEXT, HookProject
 from tests.loop_support import gone, pid_alive
 
@@ -392,7 +392,7 @@ def test_a_command_that_cannot_start_is_a_failure(tmp_path, monkeypatch) -> None
 
 @pytest.fixture
 def fake_action(monkeypatch):
-    from ralph.lifecycle import actions
+    from ralph.loop.lifecycle import actions
     from tests import fake_action as module
 
     monkeypatch.setitem(actions.ACTIONS, "approval", "tests.fake_action")
@@ -425,7 +425,7 @@ def test_an_action_can_abort_the_loop(tmp_path, monkeypatch, fake_action) -> Non
 
 def test_an_action_types_keys_are_validated_with_lines(tmp_path, monkeypatch, fake_action) -> None:
     from ralph.config import ConfigError
-    from ralph.lifecycle.config import require_valid
+    from ralph.loop.lifecycle.config import require_valid
 
     p = HookProject(tmp_path, '[[hooks.stage_complete]]\ntype = "approval"\nverdict = "maybe"\ncommand = "x"\n')
     with pytest.raises(ConfigError) as caught:

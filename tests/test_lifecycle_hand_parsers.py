@@ -11,8 +11,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph.lifecycle import condition, template
-from ralph.lifecycle import config as hook_config
+from ralph.loop.lifecycle import condition, template
+from ralph.loop.lifecycle import config as hook_config
 
 TOKEN = re.compile(condition.TOKEN, re.VERBOSE)
 PLACEHOLDER = re.compile(template.PLACEHOLDER)

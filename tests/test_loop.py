@@ -44,7 +44,7 @@ def test_all_stories_complete(tmp_path) -> None:
 
 
 def test_run_json_during_iteration_is_active_for_the_hooks(tmp_path) -> None:
-    from ralph.run_state import load_active_run
+    from ralph.state.run_state import load_active_run
 
     p = Project(tmp_path, PLAN3)
     snapshot = os.path.join(p.agent_dir, "run-during.json")
@@ -53,7 +53,7 @@ def test_run_json_during_iteration_is_active_for_the_hooks(tmp_path) -> None:
     assert once.returncode == 3 and "finished: max_iterations" in once.stdout, once.stdout + once.stderr  # --once, stories left
     with open(snapshot, encoding="utf-8") as f:
         text = f.read()
-    from ralph.run_state import parse_active_run
+    from ralph.state.run_state import parse_active_run
 
     run = parse_active_run(text)
     assert run is not None and run.story_id == "US-001" and run.source == ".ralph/plan.md"
@@ -110,7 +110,7 @@ def test_verify_failure_without_rollback_keeps_the_work(tmp_path) -> None:
 
 
 def test_verify_exit_zero_with_failing_tests_fails(tmp_path) -> None:
-    pytest.importorskip("ralph.rules.test_outcome", reason="test-outcome rules not landed yet")
+    pytest.importorskip("ralph.rules.outcome.verdict", reason="test-outcome rules not landed yet")
     p = Project(tmp_path, "- [ ] US-001: Add math\n", config="[loop]\nno_progress_limit = 1\n")
     p.write("test_math.py", "def test_add():\n    assert 1 + 1 == 3\n")
     git(p.root, "add", "-A")
@@ -410,13 +410,13 @@ def test_dry_run_imports_only_what_it_needs(tmp_path) -> None:
 
     first = imported(RALPH_LOOP, "--dry-run")  # parses ralph.toml and caches it
     assert "tomllib" in first
-    from ralph.failures import record_failure
+    from ralph.state.failures import record_failure
 
     # an earlier iteration's failure, which the prompt shows
     record_failure(os.path.join(p.root, ".ralph"), {"story": "US-001", "iteration": 1, "kind": "verify", "summary": "tests failed"})
     start_up = imported("-c", "pass")  # what site and .pth files import, whoever runs
     warm = imported(RALPH_LOOP, "--dry-run", "-q") - start_up
-    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.failures" in warm
+    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.state.failures" in warm
     assert not warm & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "secrets", "subprocess"}, sorted(warm)
     result = p.run_loop("--dry-run", agent=None)
     assert result.returncode == 0 and "next story: US-001: Add greeting" in result.stdout, result.stderr
@@ -447,7 +447,7 @@ def test_dry_run_checks_hooks_without_re(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "hooks: session_start 1, pre_iteration 1, session_end 1 (details: ralph hooks list)" in done.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")} - start_up
-    assert {"ralph.lifecycle.condition", "ralph.lifecycle.template"} <= imported
+    assert {"ralph.loop.lifecycle.condition", "ralph.loop.lifecycle.template"} <= imported
     assert not imported & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "subprocess"}, sorted(imported)
     p.write("ralph.toml", config.replace("== 0", "= 0"))  # a syntax error: reported with its line, as before
     done = run(RALPH_LOOP, "--dry-run")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph import failures
+from ralph.state import failures
 from ralph.config import ConfigError
 from ralph.loop import prompt
 from ralph.loop.prompt import PLACEHOLDERS, failure_context, format_command, placeholders, render, shell_quote

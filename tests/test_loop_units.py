@@ -180,8 +180,8 @@ def test_usage_errors_and_help_are_argparse_s(capsys) -> None:
 
 
 def test_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path, monkeypatch) -> None:
-    from ralph import fastos
-    from ralph.project import atomic_write
+    import os
+    from ralph.state.files import atomic_write
 
     path = tmp_path / "state.json"
     path.write_text("old\n")
@@ -189,7 +189,7 @@ def test_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path, 
     def full_disk(fd: int, data: object) -> int:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fastos, "write", full_disk)
+    monkeypatch.setattr(os, "write", full_disk)
     with pytest.raises(OSError):
         atomic_write(str(path), "new\n")
     assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]

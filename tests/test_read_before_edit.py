@@ -165,7 +165,7 @@ def test_generation_rules() -> None:
 
 
 def test_records_from_before_generations_count_for_their_path_only(repo: str) -> None:
-    from ralph import reads
+    from ralph.state import reads
 
     state = os.path.join(repo, ".ralph")
     readme = os.path.join(repo, "README.md")
@@ -182,7 +182,7 @@ def test_records_from_before_generations_count_for_their_path_only(repo: str) ->
 
 
 def test_birth_time_is_read_where_the_filesystem_keeps_one(tmp_path) -> None:
-    from ralph.reads import birth_time_ns
+    from ralph.state.reads import birth_time_ns
 
     path = tmp_path / "f"
     path.write_text("x")

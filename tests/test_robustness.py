@@ -131,7 +131,7 @@ def test_closed_stdout_sigpipe(repo: str) -> None:
 
 
 def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -> None:
-    from ralph import hook
+    from ralph.claude import dispatch as hook
 
     monkeypatch.setitem(hook.HANDLERS, "PreToolUse", "tests.exploding_handler")
     monkeypatch.setitem(hook.HANDLERS, "Stop", "tests.exploding_handler")
@@ -143,7 +143,7 @@ def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -
 
 
 def test_hung_pretooluse_check_still_denies(monkeypatch, repo: str) -> None:
-    from ralph import hook
+    from ralph.claude import dispatch as hook
 
     monkeypatch.setitem(hook.HANDLERS, "PreToolUse", "tests.sleeping_handler")
     monkeypatch.setattr(hook, "DEADLINE_SECONDS", 0.5)
@@ -156,7 +156,7 @@ def test_hung_pretooluse_check_still_denies(monkeypatch, repo: str) -> None:
 
 
 def test_large_payload_parsed_by_orjson_path(repo: str) -> None:
-    from ralph import hook
+    from ralph.claude import dispatch as hook
 
     payload = load_payload("PostToolUse_Bash", repo)
     payload["tool_response"]["stdout"] = "ok\n" * ((hook.ORJSON_MIN_BYTES // 4) + 10)  # 4 bytes each in JSON

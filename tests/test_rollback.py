@@ -533,7 +533,7 @@ import json
 
 from ralph.config import ConfigError
 from ralph.rules import rollback_policy
-from ralph.rules.test_outcome import judge_test_run
+from ralph.rules.outcome.verdict import judge_test_run
 
 POLICY_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rollback_policy")
 POLICY_CASES = sorted(glob.glob(os.path.join(POLICY_FIXTURES, "*", "*.json")))

@@ -88,7 +88,7 @@ def test_planted_secrets_never_reach_disk(tmp_path) -> None:
 
 
 def test_prompt_is_redacted_before_it_is_cut(repo: str) -> None:
-    from ralph.handlers.prompt import PROMPT_LOG_CHARS
+    from ralph.claude.handlers.prompt import PROMPT_LOG_CHARS
 
     payload = load_payload("UserPromptSubmit", repo)
     payload["prompt"] = "a" * (PROMPT_LOG_CHARS - 15) + ANTHROPIC  # the key straddles the cut
@@ -136,7 +136,7 @@ def test_lone_surrogate_output_and_log_stay_valid_utf8(repo: str) -> None:
 
 
 def test_sixty_megabyte_command_is_judged_on_a_bounded_prefix(repo: str) -> None:
-    from ralph.protocol import MAX_JUDGED_COMMAND
+    from ralph.claude.protocol import MAX_JUDGED_COMMAND
 
     command = "python -m pytest -q " + "a" * (60 * 1024 * 1024)
     post = load_payload("PostToolUse_Bash", repo)

@@ -7,8 +7,8 @@ import os
 import sys
 import textwrap
 
-from ralph.lifecycle.config import load_hooks, require_valid
-from ralph.lifecycle.engine import Engine
+from ralph.loop.lifecycle.config import load_hooks, require_valid
+from ralph.loop.lifecycle.engine import Engine
 from tests.loop_support import AGENT_COMMAND, GIT_ID, Project
 
 PIPELINE_CONFIG = f"""\

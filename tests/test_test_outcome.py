@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ralph.rules.test_outcome import command_shape, exit_code_from_failure, judge_test_run
+from ralph.rules.outcome.verdict import command_shape, exit_code_from_failure, judge_test_run
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "test_outcome"
@@ -248,7 +248,7 @@ def test_large_output_is_bounded() -> None:
     """10 MB of output: the verdict is still read from the tail, and the regexes
     only ever see a bounded slice (speed itself is measured by scripts/bench.py,
     as ratios: no wall-clock limits in tests)."""
-    from ralph.rules.test_outcome import HEAD_CHARS, TAIL_CHARS, Text
+    from ralph.rules.outcome.verdict import HEAD_CHARS, TAIL_CHARS, Text
 
     ten = _pytest_output(10 << 20)
     for command in ("pytest -v | tail -200", "npm test | tee log"):
@@ -257,7 +257,7 @@ def test_large_output_is_bounded() -> None:
 
 
 def test_adversarial_single_line() -> None:
-    from ralph.rules.test_generic import SUMMARY_WINDOW_CHARS, _tail_lines
+    from ralph.rules.outcome.generic import SUMMARY_WINDOW_CHARS, _tail_lines
 
     for output in ("x" * (10 << 20), "1 failed, " * (1 << 20), "\x1b[31m" * (2 << 20), "=" * (10 << 20) + " in 1s", "\r" * (10 << 20), "\n" * (10 << 20)):
         for command in ("npm test", "pytest", "./run_tests.sh"):
@@ -383,7 +383,7 @@ def test_cut_output_fails_only_on_visible_failure_markers() -> None:
 # --- [tests] config --------------------------------------------------------
 
 def test_tests_config_declares_commands_and_patterns() -> None:
-    from ralph.rules.tests_config import TestsConfig
+    from ralph.rules.outcome.tests_config import TestsConfig
 
     config = TestsConfig(commands=("./ci/unit.sh", "make itest"), fail_patterns=(r"^BROKEN: [1-9]",), pass_patterns=(r"^ALL GREEN$",))
     assert judge_test_run("./ci/unit.sh --fast", 0, "x\nBROKEN: 3\n", config).verdict == "fail"
@@ -404,7 +404,7 @@ def test_tests_config_declares_commands_and_patterns() -> None:
     ('[tests]\ncomands = ["x"]\n', "ralph.toml:2: [tests] comands: unknown key"),
 ])
 def test_tests_config_errors_name_file_and_line(tmp_path, toml: str, message: str) -> None:
-    from ralph.handlers.test_runs import tests_config
+    from ralph.claude.bash_results import tests_config
 
     (tmp_path / "ralph.toml").write_text(toml)
     config, problem = tests_config(str(tmp_path), {})
@@ -415,7 +415,7 @@ def test_tests_config_errors_name_file_and_line(tmp_path, toml: str, message: st
 
 def test_tests_config_values() -> None:
     from ralph.config import section_values
-    from ralph.rules.tests_config import TestsConfig
+    from ralph.rules.outcome.tests_config import TestsConfig
 
     values = section_values({"tests": {"commands": [" ./ci/unit.sh ", "make itest"], "fail_patterns": ["^BROKEN"], "baseline": "off"}}, "tests", None)
     config = TestsConfig.from_values(values)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ralph.protocol import HookCall
+from ralph.claude.protocol import HookCall
 from tests.conftest import RALPH, git, load_payload, run_hook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -310,8 +310,8 @@ def stop_call(repo: str) -> HookCall:
 
 @pytest.mark.parametrize("path", POLICY_CASES, ids=[os.path.relpath(p, POLICY_FIXTURES) for p in POLICY_CASES])
 def test_policy_case_through_the_hook(project: str, path: str) -> None:
-    from ralph.handlers.test_runs import rollback_at_stop
-    from ralph.run_state import load_active_run
+    from ralph.claude.bash_results import rollback_at_stop
+    from ralph.state.run_state import load_active_run
 
     with open(path) as f:
         case = json.load(f)
@@ -341,8 +341,8 @@ def test_pass_path_does_not_import_subprocess_or_git_code(project: str) -> None:
     code, output = run_tests(project)
     script = (
         "import json, sys\n"
-        "from ralph.protocol import HookCall\n"
-        "from ralph.handlers.test_runs import on_bash_result\n"
+        "from ralph.claude.protocol import HookCall\n"
+        "from ralph.claude.bash_results import on_bash_result\n"
         f"call = HookCall('PostToolUse', {{'cwd': {project!r}, 'session_id': 's'}})\n"
         f"out = on_bash_result(call, {PYTEST!r}, 0, sys.stdin.read())\n"
         "print(json.dumps([out is None, 'subprocess' in sys.modules, 'ralph.rollback' in sys.modules, 'tomllib' in sys.modules]))\n"
@@ -508,7 +508,7 @@ def test_broken_tests_config_is_named_with_its_line(project: str) -> None:
 
 
 def test_prompt_shows_only_the_current_story_failures(project: str) -> None:
-    from ralph.failures import record_failure
+    from ralph.state.failures import record_failure
 
     write_run(project)  # story US-042
     state = os.path.join(project, ".ralph")

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ralph.lifecycle import webhook
-from ralph.lifecycle.config import load_hooks, require_valid
-from ralph.lifecycle.engine import Engine
+from ralph.loop.lifecycle import webhook
+from ralph.loop.lifecycle.config import load_hooks, require_valid
+from ralph.loop.lifecycle.engine import Engine
 
 
 class Endpoint:

@@ -4,7 +4,7 @@ Reads a PostToolUse or PostToolUseFailure payload for the Bash tool on stdin
 and prints the verdict as JSON, using the same extraction the hooks use
 (PostToolUse: exit 0, output = tool_response stdout + stderr; PostToolUseFailure:
 exit code and output parsed from `error: "Exit code N\\n<output>"`) and the same
-pure rule, ralph.rules.test_outcome.judge_test_run, with the `[tests]` section of
+pure rule, ralph.rules.outcome.verdict.judge_test_run, with the `[tests]` section of
 ralph.toml in the current directory (declared test commands and patterns; shown
 in the output as `tests_config`).
 
@@ -39,7 +39,7 @@ def bash_result(payload: object) -> tuple[str, int | None, str]:
     if not isinstance(command, str):
         raise PayloadError("tool_input.command is missing or not a string")
     if event == "PostToolUse":
-        from ralph.protocol import bash_output, still_running
+        from ralph.claude.protocol import bash_output, still_running
 
         response = payload.get("tool_response")
         # past its timeout the command went on in the background: no exit status yet (as the hooks judge it)
@@ -47,7 +47,7 @@ def bash_result(payload: object) -> tuple[str, int | None, str]:
     error = payload.get("error")
     if not isinstance(error, str):
         raise PayloadError('PostToolUseFailure payload has no string "error" ("Exit code N\\n<output>")')
-    from ralph.rules.test_outcome import exit_code_from_failure
+    from ralph.rules.outcome.verdict import exit_code_from_failure
 
     exit_code, output = exit_code_from_failure(error)
     return command, exit_code, output
@@ -73,8 +73,8 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"ralph classify: {e}\n")
         return 2
     from ralph.config import section_or_defaults
-    from ralph.rules.test_outcome import judge_test_run
-    from ralph.rules.tests_config import TestsConfig
+    from ralph.rules.outcome.verdict import judge_test_run
+    from ralph.rules.outcome.tests_config import TestsConfig
 
     # the project's [tests] section (ralph.toml in the current directory), as the hooks read it
     values, problem = section_or_defaults(os.getcwd(), "tests", os.environ)

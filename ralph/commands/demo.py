@@ -97,8 +97,8 @@ def make_project(root: str) -> None:
 
 
 def start_loop_run(root: str) -> None:
-    """What ralph-loop writes at the start of an iteration (see ralph/run_state.py)."""
-    from ralph.project import atomic_write
+    """What ralph-loop writes at the start of an iteration (see ralph/state/run_state.py)."""
+    from ralph.state.files import atomic_write
 
     head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     atomic_write(

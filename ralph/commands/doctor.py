@@ -195,7 +195,7 @@ def check_config(report: Report, root: str, environ: dict) -> None:
 
 
 def check_state_dir(report: Report, root: str) -> None:
-    from ralph.project import STATE_DIR_NAME
+    from ralph.state.locations import STATE_DIR_NAME
 
     state = os.path.join(root, STATE_DIR_NAME)
     if not os.path.isdir(state):
@@ -290,7 +290,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin", metavar="DIR", help="also count the hooks of the plugin in DIR (as claude --plugin-dir DIR loads it)")
     parser.add_argument("--no-round-trip", action="store_true", help="check the files only; run no hook")
     args = parser.parse_args(argv)
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     root = project_root(os.getcwd())
     report, latencies = run(root, args.plugin, dict(os.environ), not args.no_round_trip)

@@ -32,8 +32,8 @@ def main(argv: list[str]) -> int:
     command = sys.stdin.read() if args.command == ["-"] else " ".join(args.command)
 
     from ralph.config import ConfigError, load_section
-    from ralph.project import project_root
-    from ralph.rules.guard import GuardPolicy, judge_command
+    from ralph.state.locations import project_root
+    from ralph.rules.guard.judge import GuardPolicy, judge_command
 
     policy = None
     try:

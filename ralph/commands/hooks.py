@@ -13,7 +13,7 @@ usage: ralph hooks list [-C DIR]
 
 
 def project(directory: str | None) -> tuple[str, str | None]:
-    from ralph.project import config_path, project_root
+    from ralph.state.locations import config_path, project_root
 
     root = os.path.abspath(directory) if directory else project_root(os.getcwd())
     return root, config_path(root)
@@ -39,8 +39,8 @@ def describe(spec: object) -> str:
 def list_hooks(argv: list[str]) -> int:
     import argparse
 
-    from ralph.lifecycle.config import global_hooks_path, load_hooks
-    from ralph.lifecycle.points import POINTS
+    from ralph.loop.lifecycle.config import global_hooks_path, load_hooks
+    from ralph.loop.lifecycle.points import POINTS
 
     parser = argparse.ArgumentParser(prog="ralph hooks list")
     parser.add_argument("-C", "--directory", metavar="DIR")
@@ -126,10 +126,10 @@ def test_point(argv: list[str]) -> int:
     import shutil
     import tempfile
 
-    from ralph.lifecycle import pending
-    from ralph.lifecycle.config import load_hooks
-    from ralph.lifecycle.engine import Engine
-    from ralph.lifecycle.points import ALIASES, POINTS, canonical
+    from ralph.loop.lifecycle import pending
+    from ralph.loop.lifecycle.config import load_hooks
+    from ralph.loop.lifecycle.engine import Engine
+    from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
 
     parser = argparse.ArgumentParser(prog="ralph hooks test")
     parser.add_argument("point", help=f"one of {', '.join(POINTS)} (or an alias)")

@@ -2,8 +2,7 @@
 (one example story), `.ralph/PROMPT.md` (the default prompt template, to
 edit), a commented `ralph.toml` showing every hook key, the hooks directory
 `.ralph/hooks/` (`started`, `next_iteration`, `finished`, `custom/notify`,
-copied from the packaged templates; the repository's `hooks/` folder holds
-the same files) and `.ralph/.gitignore` (run state out of git, hooks in).
+copied from the packaged templates in ralph/data/hooks/) and `.ralph/.gitignore` (run state out of git, hooks in).
 Never overwrites: an existing file is left alone and reported."""
 from __future__ import annotations
 
@@ -69,7 +68,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ralph init", description=__doc__.split("\n\n")[0])
     parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the git toplevel of the current one)")
     args = parser.parse_args(argv)
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())
     try:

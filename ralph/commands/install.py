@@ -27,8 +27,8 @@ import shutil
 import sys
 import time
 
-from ralph.hook import SUBCOMMANDS
-from ralph.protocol import CLIENT_EVENTS  # every event the client knows
+from ralph.claude.dispatch import SUBCOMMANDS
+from ralph.claude.protocol import CLIENT_EVENTS  # every event the client knows
 
 # event -> (matcher or None, subcommand, timeout in seconds, onFailure)
 # Matchers are exact-name lists (the client does not treat them as regexes).
@@ -315,7 +315,7 @@ def diff(path: str, old: str | None, new: str) -> str:
 def write_settings(path: str, text: str, existed: bool) -> str | None:
     """Back up the current file (timestamped, beside it), then replace it
     atomically. Returns the backup's path."""
-    from ralph.project import atomic_write
+    from ralph.state.files import atomic_write
 
     backup = None
     if existed:
@@ -448,7 +448,7 @@ def main(argv: list[str]) -> int:
         return 2
     if args.plugin:
         return write_plugin(args.plugin, program, args.dry_run)
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     root = project_root(os.getcwd())
     scope = scope_of(args)
@@ -487,7 +487,7 @@ def main(argv: list[str]) -> int:
                 print(f"  replaced an entry that would not have worked: {problem}")
     state = os.path.join(root, ".ralph")
     if not args.dry_run and os.path.isdir(state) and not os.path.lexists(os.path.join(state, ".gitignore")):
-        from ralph.project import ensure_state_gitignore
+        from ralph.state.locations import ensure_state_gitignore
 
         ensure_state_gitignore(state)
         print(f"wrote {state}/.gitignore (keeps hook logs and session state out of `git add -A`)")
@@ -563,7 +563,7 @@ def uninstall_main(argv: list[str]) -> int:
     add_scope_flags(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     args = parser.parse_args(argv)
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     path = settings_path(scope_of(args), project_root(os.getcwd()))
     try:
@@ -620,7 +620,7 @@ def launcher_text(program: str | None = None) -> str:
 
 
 def write_plugin(directory: str, program: str, dry_run: bool) -> int:
-    from ralph.project import atomic_write
+    from ralph.state.files import atomic_write
 
     files = {
         os.path.join(".claude-plugin", "plugin.json"): json.dumps(plugin_manifest(), indent=2) + "\n",

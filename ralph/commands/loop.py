@@ -101,7 +101,7 @@ def load_settings(args: object) -> object:
     """LoopSettings from ralph.toml and the flags; raises ConfigError."""
     from ralph.config import check_config, config_path
     from ralph.loop.settings import loop_settings
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     start = os.path.abspath(args.directory) if args.directory else os.getcwd()  # type: ignore[attr-defined]
     root = project_root(start) if not args.directory else start  # type: ignore[attr-defined]
@@ -127,7 +127,7 @@ def find_plan(settings: object) -> str:
     """The plan file to use; PlanError-free: a missing plan is reported by the caller."""
     from ralph.loop import paths
     from ralph.loop.settings import resolve
-    from ralph.project import STATE_DIR_NAME
+    from ralph.state.locations import STATE_DIR_NAME
 
     root = settings.root  # type: ignore[attr-defined]
     configured = settings["plan"]  # type: ignore[index]
@@ -141,7 +141,7 @@ def dry_run(settings: object, plan_path: str) -> int:
     from ralph.loop import paths, prompt
     from ralph.loop.settings import resolve
     from ralph.plan import load_stories
-    from ralph.project import STATE_DIR_NAME
+    from ralph.state.locations import STATE_DIR_NAME
 
     root = settings.root  # type: ignore[attr-defined]
     stage = settings.stages[0]  # type: ignore[attr-defined]
@@ -183,7 +183,7 @@ def dry_run(settings: object, plan_path: str) -> int:
 def check_hooks(settings: object) -> object:
     """The lifecycle hooks (a HookSet); every hook error at once as one
     ConfigError, before anything runs."""
-    from ralph.lifecycle.config import load_hooks, require_valid
+    from ralph.loop.lifecycle.config import load_hooks, require_valid
 
     return require_valid(load_hooks(settings.root, None, settings.config_path))  # type: ignore[attr-defined]
 

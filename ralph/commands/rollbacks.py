@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _root(directory: str | None) -> str:
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     return project_root(os.path.abspath(directory or os.getcwd()))
 

@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
         return 0 if ok else 1
 
     from ralph.config import ConfigError, config_path, load_config
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
     from ralph.sandbox import explained_layer
 
     root = os.path.abspath(directory) if directory else project_root(os.getcwd())

@@ -6,7 +6,8 @@ import json
 import os
 import sys
 
-from ralph.project import pid_alive, read_json_object
+from ralph.process import pid_alive
+from ralph.state.files import read_json_object
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
@@ -28,7 +29,7 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     from ralph.loop import paths, records
     from ralph.loop.settings import resolve
     from ralph.plan import PlanError, load_stories
-    from ralph.project import STATE_DIR_NAME
+    from ralph.state.locations import STATE_DIR_NAME
 
     state_dir = os.path.join(root, STATE_DIR_NAME)
     report: dict = {"root": root, "problems": []}
@@ -86,8 +87,8 @@ def denials(state_dir: str, run_id: object) -> dict:
 
 
 def waiting_gate(state_dir: str) -> dict | None:
-    """An approval gate the loop is waiting at (ralph.lifecycle.webhook), if any."""
-    from ralph.lifecycle.webhook import WAITING_FILE
+    """An approval gate the loop is waiting at (ralph.loop.lifecycle.webhook), if any."""
+    from ralph.loop.lifecycle.webhook import WAITING_FILE
 
     gate = read_json_object(os.path.join(state_dir, WAITING_FILE))
     return gate if gate is not None and pid_alive(gate.get("pid")) else None
@@ -95,7 +96,7 @@ def waiting_gate(state_dir: str) -> dict | None:
 
 def children(state_dir: str) -> list[dict]:
     try:
-        from ralph.lifecycle.spawn import list_children
+        from ralph.loop.lifecycle.spawn import list_children
     except ImportError:
         return []
     return list_children(state_dir)
@@ -177,7 +178,7 @@ def render(report: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from ralph.project import project_root
+    from ralph.state.locations import project_root
 
     args = parse_args(argv)
     root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@
 - History: an iteration whose commits include a merge, or commits that came
   from another branch or a remote, is failed.
 - Denials: the PreToolUse guard appends one line per denial during a loop
-  run (record_denial, called by ralph.handlers.pre_tool); the loop reads them.
+  run (record_denial, called by ralph.claude.handlers.pre_tool); the loop reads them.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import re
 import shlex
 import subprocess
 
-from ralph.project import atomic_write, read_lines
-from ralph.protocol import HookCall, Outcome
+from ralph.state.files import atomic_write, read_lines
+from ralph.claude.protocol import HookCall, Outcome
 
 PROTECTED_DIR = "protected"
 SETTINGS_FILE = "agent-settings.json"
@@ -299,7 +299,7 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
     of denials per iteration (the deny still stands: the command never runs)."""
     import time
 
-    from ralph.project import append_line, rotate_if_larger
+    from ralph.state.files import append_line, rotate_if_larger
     from ralph.rules.redact import redact
 
     run_id = call.environ.get("RALPH_RUN_ID", "")
@@ -498,7 +498,7 @@ class LoopGuard:
         return None
 
     def guard_roll_back(self, story_id: str, checkpoint: str, event: dict, trigger: str) -> None:
-        from ralph.reads import invalidate_all
+        from ralph.state.reads import invalidate_all
         from ralph.rollback import save_and_restore
 
         result = save_and_restore(self.root, checkpoint, story=story_id, iteration=self.iteration,  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ PRD_DIR = r"^PRD-(\d+)$"  # compiled where used: a project with .ralph/plan.md n
 EVENTS_FILE = "events.jsonl"
 ABORT_FILE = "abort"
 LOGS_DIR = "logs"
-from ralph.project import STATE_GITIGNORE as GITIGNORE  # noqa: E402,F401 - the one .ralph/.gitignore
+from ralph.state.locations import STATE_GITIGNORE as GITIGNORE  # noqa: E402,F401 - the one .ralph/.gitignore
 
 
 def discover_plan(state_dir: str) -> str | None:

@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from ralph.project import kill_group
+from ralph.process import kill_group
 
 KILL_GRACE_SECONDS = 5.0  # SIGTERM first; SIGKILL if the group is still there after this
 DRAIN_SECONDS = 2.0  # after the leader exits, how long leftovers may keep the pipe open

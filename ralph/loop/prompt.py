@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ralph.config import ConfigError
-from ralph.identifiers import name_end
+from ralph.loop.identifiers import name_end
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py
@@ -87,18 +87,18 @@ def render(template: str, where: str, values: dict[str, str]) -> str:
 
 def pending_hook_output(state_dir: str) -> str:
     """The pipe_output block waiting for the next prompt ("" when none)."""
-    from ralph.lifecycle.pending import PENDING_FILE
+    from ralph.loop.lifecycle.pending import PENDING_FILE
 
     if not os.path.exists(os.path.join(state_dir, PENDING_FILE)):
         return ""
-    from ralph.lifecycle import pending
+    from ralph.loop.lifecycle import pending
 
     return pending.render(pending.read(state_dir))
 
 
 def clear_hook_output(state_dir: str) -> None:
     """The pending hook output reached a prompt: drop it."""
-    from ralph.lifecycle.pending import PENDING_FILE, write
+    from ralph.loop.lifecycle.pending import PENDING_FILE, write
 
     if os.path.exists(os.path.join(state_dir, PENDING_FILE)):
         write(state_dir, [])
@@ -121,7 +121,7 @@ def tail_text(path: str, limit: int) -> str:
 
 def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
     """The newest failures recorded for this story (any run), as prompt text."""
-    from ralph.failures import recent_failures
+    from ralph.state.failures import recent_failures
 
     found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
     found = found[-limit:]

@@ -1,13 +1,13 @@
 """The loop's records: `.ralph/run.json` (temp file + fsync + rename, format in
-ralph.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
+ralph.state.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
 and run end, O_APPEND) and progress.md notes."""
 from __future__ import annotations
 
 import os
 import time
 
-from ralph.project import append_line, atomic_write
-from ralph.run_state import FORMAT_VERSION, RUN_FILE
+from ralph.state.files import append_line, atomic_write
+from ralph.state.run_state import FORMAT_VERSION, RUN_FILE
 
 from ralph.loop.paths import EVENTS_FILE
 
@@ -36,7 +36,7 @@ def write_run_state(state_dir: str, state: dict) -> None:
 
 
 def read_run_state(state_dir: str) -> dict | None:
-    from ralph.project import read_json_object
+    from ralph.state.files import read_json_object
 
     return read_json_object(os.path.join(state_dir, RUN_FILE))
 
@@ -52,7 +52,7 @@ def append_event(state_dir: str, event: dict) -> None:
 def read_events(state_dir: str) -> list[dict]:
     import json
 
-    from ralph.project import read_lines
+    from ralph.state.files import read_lines
 
     events = []
     for line in read_lines(os.path.join(state_dir, EVENTS_FILE)):

@@ -36,12 +36,13 @@ import os
 import re
 
 from ralph.plan import PlanError, parse_stories, set_story_state, story_state
-from ralph.project import atomic_write, pid_alive, read_json_object
+from ralph.process import pid_alive
+from ralph.state.files import atomic_write, read_json_object
 
 from ralph.loop.proc import end_recorded_group, git, is_same_process
 
 INTENT_FILE = "commit_intent.json"
-TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.project.atomic_write's temp names
+TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.state.files.atomic_write's temp names
 
 
 class AnotherLoopRunning(Exception):

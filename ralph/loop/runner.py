@@ -3,7 +3,7 @@ verify, commit, mark it done; stop with a finish type and an exit code.
 
 Files written (all under `.ralph/`, all by temp file + rename or O_APPEND):
 run.json (every iteration start and the finish), events.jsonl (one line per
-iteration, stage end and run end), failures.jsonl (via ralph.failures),
+iteration, stage end and run end), failures.jsonl (via ralph.state.failures),
 logs/<run>/<iteration>-<story>.log, the plan's checkboxes and progress.md.
 """
 from __future__ import annotations
@@ -14,9 +14,10 @@ import signal
 import time
 
 from ralph.config import ConfigError
-from ralph.failures import record_failure, recent_failures
+from ralph.state.failures import record_failure, recent_failures
 from ralph.plan import PlanError, Story, load_stories, set_story_state, story_state
-from ralph.project import atomic_write, state_dir as make_state_dir
+from ralph.state.files import atomic_write
+from ralph.state.locations import state_dir as make_state_dir
 
 from ralph.loop import paths, prompt as prompts, records, recovery
 from ralph.loop.display import Display, format_duration
@@ -57,7 +58,7 @@ def plan_digest(path: str) -> str:
 
 
 class UnjudgedRun:
-    """Stands in for a TestVerdict when ralph.rules.test_outcome is not installed."""
+    """Stands in for a TestVerdict when ralph.rules.outcome.verdict is not installed."""
 
     __slots__ = ("verdict", "runner", "failing_tests")
 
@@ -70,7 +71,7 @@ class UnjudgedRun:
 def judge_verify_output(command: str, exit_code: int | None, output: str) -> object:
     """The test-outcome verdict on the verify run ('fail' fails verify even with exit 0)."""
     try:
-        from ralph.rules.test_outcome import judge_test_run
+        from ralph.rules.outcome.verdict import judge_test_run
     except ImportError:  # judged by exit code alone; the event says so
         return UnjudgedRun()
     return judge_test_run(command, exit_code, output)
@@ -105,7 +106,7 @@ class Runner(LoopGuard):
         self.last_result = ""
         self.done_this_run: list[str] = []
         self.log_dir = os.path.join(self.state_dir, paths.LOGS_DIR, self.run_id)
-        self.hooks = None  # ralph.lifecycle.engine.Engine, loaded by run() when hooks are configured
+        self.hooks = None  # ralph.loop.lifecycle.engine.Engine, loaded by run() when hooks are configured
         self.last_event: dict = {}
         self.last_error = ""
 
@@ -183,11 +184,11 @@ class Runner(LoopGuard):
         cap = self.settings.max_total_iterations
         return stage_iterations >= self.stage.max_iterations or (cap is not None and self.iteration >= cap)
 
-    # ---- lifecycle hooks (ralph.lifecycle) ----
+    # ---- lifecycle hooks (ralph.loop.lifecycle) ----
 
     def load_hooks(self) -> None:
         """The hook engine, kept only when some hook is configured; ConfigError lists every hook error."""
-        from ralph.lifecycle.engine import load_engine
+        from ralph.loop.lifecycle.engine import load_engine
 
         engine = load_engine(self.root, self.settings.config_path, state_dir=self.state_dir, run_id=self.run_id,
                              log_dir=self.log_dir, display=self.display, stopping=lambda: self.interrupts.stopping)
@@ -198,7 +199,7 @@ class Runner(LoopGuard):
         """Fire one hook point with the loop's context; a hook abort ends the run."""
         if self.hooks is None or not self.hooks.has(point) or (self.interrupts.stopping and point != "session_end"):
             return None
-        from ralph.lifecycle.context import loop_context
+        from ralph.loop.lifecycle.context import loop_context
 
         extra = {k: (v() if callable(v) else v) for k, v in extra.items()}
         fired = self.hooks.fire(point, loop_context(self, **extra))
@@ -502,10 +503,10 @@ class Runner(LoopGuard):
 
     def baseline_verify(self, stage: Stage, story: Story, log: object, event: dict) -> None:
         """With `[tests] baseline = "verify"`, run the verify command before the agent:
-        the tests failing now are the iteration's baseline (ralph.rules.test_baseline)."""
+        the tests failing now are the iteration's baseline (ralph.rules.outcome.baseline)."""
         if stage.verify_command is None or stage.mode != "build":
             return
-        from ralph.handlers.test_runs import baseline_mode, record_verify_baseline
+        from ralph.claude.bash_results import baseline_mode, record_verify_baseline
 
         if baseline_mode(self.root) != "verify":
             return
@@ -609,7 +610,7 @@ class Runner(LoopGuard):
     def roll_back(self, story: Story, checkpoint: str, event: dict) -> None:
         if not self.settings["rollback_on_verify_fail"]:
             return
-        from ralph.reads import invalidate_all
+        from ralph.state.reads import invalidate_all
         from ralph.rollback import save_and_restore
 
         result = save_and_restore(self.root, checkpoint, story=story.id, iteration=self.iteration,

@@ -29,7 +29,7 @@ policy only ever costs time, never work.
 History records (dicts) have "kind": "test" (with "verdict", "key", "runner",
 "command") or "rollback" (a marker: counting starts afresh after it). A failing
 run marked `baseline_only` (all its failing tests were already failing at the
-iteration's checkpoint; see ralph.rules.test_baseline) is not a failure here:
+iteration's checkpoint; see ralph.rules.outcome.baseline) is not a failure here:
 it neither counts nor resets the row, and does not trigger the at-stop rule.
 """
 from __future__ import annotations

@@ -172,7 +172,7 @@ def edit_tool_attacks(repo: Path, remote: Path) -> list[dict]:
 
 def guard_denies(command: str) -> bool:
     """What the push/merge guard says about `command` (decides which sessions the model needs)."""
-    from ralph.rules.guard import judge_command
+    from ralph.rules.guard.judge import judge_command
 
     return judge_command(command).blocked
 

@@ -1,0 +1,388 @@
+"""Bash results judged as test runs: feedback on failures, rollback in a loop run.
+
+Called by the PostToolUse (exit 0) and PostToolUseFailure (non-zero exit)
+handlers for every Bash result. A run that is not a test run costs one pure
+judgement and nothing else. Each judged run is appended to the history:
+`.ralph/runs/<run_id>/tests.jsonl` during a loop run, else
+`.ralph/sessions/<session>/tests.jsonl` (one JSON line, O_APPEND).
+
+A failing run always gets feedback (runner, failing tests, evidence). In a
+loop run (`.ralph/run.json` active, build stage) the `[rollback]` policy
+(ralph.rules.rollback_policy) decides whether to roll back: everything is saved
+to `refs/ralph/rollbacks/<id>`, the tree goes back to the iteration's
+checkpoint, earlier reads stop counting, the failure is recorded for the next
+prompt, and the agent is told by a `decision: block`. Git is imported and run
+only then; nothing here raises.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from ralph.claude.protocol import HookCall, Outcome, block, context, still_running
+
+HISTORY_FILE = "tests.jsonl"
+MAX_FAILING_SHOWN = 10
+MAX_EVIDENCE_LINES = 12
+MAX_EVIDENCE_CHARS = 240
+MAX_EXCERPT = 3000
+ROLLBACK_STAGES = ("build",)  # a planning iteration edits the plan, not code: never rolled back
+
+
+def _safe_name(value: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:100].lstrip(".")
+    return safe or "unknown"
+
+
+def history_path(state_dir: str, run: object | None, session_id: str) -> str:
+    """Where judged runs are recorded: per loop run, else per session."""
+    if run is not None:
+        return os.path.join(state_dir, "runs", _safe_name(run.run_id or "unknown-run"), HISTORY_FILE)
+    from ralph.state.reads import session_dir
+
+    return os.path.join(session_dir(state_dir, session_id), HISTORY_FILE)
+
+
+def load_history(path: str, iteration: int | None = None) -> list[dict]:
+    """The recorded runs (and rollback markers), oldest first; of one iteration when given."""
+    from ralph.state.files import read_lines
+
+    found = []
+    for line in read_lines(path):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and (iteration is None or record.get("iteration") == iteration):
+            found.append(record)
+    return found
+
+
+def load_policy(call: HookCall) -> object:
+    """The `[rollback]` policy; a broken config is noted and the defaults apply."""
+    from ralph.config import section_or_defaults
+    from ralph.rules.rollback_policy import RollbackPolicy
+
+    values, problem = section_or_defaults(call.root, "rollback", call.environ)
+    if problem:
+        call.problems.append(problem)
+    return RollbackPolicy.from_values(values)
+
+
+def _bounded_lines(lines: list[str], limit: int = MAX_EVIDENCE_LINES) -> list[str]:
+    shown = [line if len(line) <= MAX_EVIDENCE_CHARS else line[: MAX_EVIDENCE_CHARS - 1] + "…" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"… {len(lines) - limit} more")
+    return shown
+
+
+def failure_summary(verdict: object, exit_code: int | None) -> str:
+    """What failed, in the words the agent needs: runner, failing tests, evidence."""
+    runner = verdict.runner or "test"
+    code = f" (exit {exit_code})" if exit_code not in (None, 0) else ""
+    lines = [f"The {runner} run failed{code}."]
+    failing = list(verdict.failing_tests or [])
+    if failing:
+        shown = ", ".join(failing[:MAX_FAILING_SHOWN])
+        more = f" and {len(failing) - MAX_FAILING_SHOWN} more" if len(failing) > MAX_FAILING_SHOWN else ""
+        lines.append(f"Failing tests ({len(failing)}): {shown}{more}")
+    evidence = [e for e in (verdict.evidence or []) if isinstance(e, str) and e.strip()]
+    if evidence:
+        lines.append("Evidence:")
+        lines.extend("  " + e for e in _bounded_lines(evidence))
+    return "\n".join(lines)
+
+
+def _excerpt(output: str) -> str:
+    from ralph.rules.redact import redact
+
+    return redact(output, MAX_EXCERPT, tail=True)  # redact first, then cut
+
+
+def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
+    """Save + reset to the checkpoint, then tell everyone: reads, failures, history. -> RollbackResult."""
+    from ralph.rollback import RollbackResult, save_and_restore
+
+    try:
+        # No alarm can cut this reset short: ralph.claude.dispatch arms its deadline on PreToolUse only.
+        result = save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
+    except Exception as e:  # noqa: BLE001 - a rollback problem must reach the agent, not crash the hook
+        result = RollbackResult(checkpoint=run.checkpoint, message=f"rollback crashed before resetting anything: {type(e).__name__}: {str(e)[:300]}")
+    call.log_extra["rollback"] = {"restored": result.restored, "ref": result.ref, "message": result.message[:300]}
+    if result.restored:
+        try:
+            from ralph.state.reads import invalidate_all
+
+            invalidate_all(call.state_dir)
+        except OSError as e:
+            call.problems.append(f"could not invalidate reads after the rollback: {e}")
+    from ralph.state.files import append_line
+    from ralph.rules.redact import redact
+
+    marker = {
+        "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
+        "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
+    }
+    try:
+        append_line(history_file, json.dumps(redact(marker), ensure_ascii=False))
+    except OSError as e:
+        call.problems.append(f"could not record the rollback marker: {e}")
+    from ralph.state.failures import record_failure
+
+    try:
+        record_failure(call.state_dir, {
+            "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
+            "kind": "rollback" if result.restored else "rollback_failed",
+            "summary": (f"rolled back to {result.checkpoint[:12]} after {trigger}; work saved to {result.ref}" if result.restored
+                        else f"rollback after {trigger} did not happen: {result.message}"),
+            "excerpt": excerpt,
+            "command": record.get("command", ""), "runner": record.get("runner", ""),
+            "failing_tests": record.get("failing_tests", []),
+            "ref": result.ref, "snapshot_id": result.id, "checkpoint": result.checkpoint, "session": call.session_id,
+        })
+    except OSError as e:
+        call.problems.append(f"could not record the failure: {e}")
+    return result
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# Outputs the client cut. PostToolUse: over ~30,000 characters, tool_response.stdout
+# holds the start and `persistedOutputPath` the whole output on disk. We read it
+# bounded, head and (mostly) tail: a runner's summary is at the end.
+# PostToolUseFailure: `error` carries only about the first 10 KB and no path.
+PERSISTED_HEAD = 64 * 1024
+PERSISTED_TAIL = 2 * 1024 * 1024
+FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330 keeps ~10,000 characters of output)
+
+
+def read_persisted(path: str) -> str:
+    """The persisted output, bounded: all of it up to HEAD+TAIL bytes, else head + tail. Raises OSError."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            if st.st_size <= PERSISTED_HEAD + PERSISTED_TAIL:
+                data = f.read(PERSISTED_HEAD + PERSISTED_TAIL)
+            else:
+                head = f.read(PERSISTED_HEAD)
+                f.seek(st.st_size - PERSISTED_TAIL)
+                data = head + f"\n[... {st.st_size - PERSISTED_HEAD - PERSISTED_TAIL} bytes not read by ralph-hooks ...]\n".encode() + f.read(PERSISTED_TAIL)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace")
+
+
+def complete_output(call: HookCall, output: str) -> tuple[str, str]:
+    """(the output to judge, a note when it is not the whole output)."""
+    response = call.payload.get("tool_response")
+    persisted = response.get("persistedOutputPath") if isinstance(response, dict) else None
+    if isinstance(persisted, str) and persisted:
+        try:
+            text = read_persisted(persisted)
+        except OSError as e:
+            call.problems.append(f"could not read persistedOutputPath {persisted}: {e.strerror or e}")
+            return output, (f"Claude Code cut this output to its first {len(output)} characters and its full copy "
+                            f"({persisted}) could not be read; the verdict comes from the part that was visible.")
+        call.log_extra["persisted_output"] = len(text)
+        return text, ""
+    if call.event == "PostToolUseFailure" and len(output) >= FAILURE_CUT_CHARS:
+        return output, (f"Claude Code passed the hook only the first ~{len(output) // 1000} KB of this failing command's output "
+                        "(the rest, with the runner's summary, was cut); the verdict comes from that part. "
+                        "To see the summary, rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
+    return output, ""
+
+
+def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
+    """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
+    import subprocess
+
+    if not checkpoint:
+        return False
+    try:
+        head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True, timeout=10, check=False)
+        if head.returncode != 0 or head.stdout.decode().strip() != checkpoint:
+            return False
+        status = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], cwd=root, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if status.returncode != 0:
+        return False
+    entries = [e for e in status.stdout.split(b"\0") if e]
+    return all(e[3:].startswith(b".ralph/") for e in entries if len(e) > 3)
+
+
+def load_tests_config(call: HookCall) -> object | None:
+    """The [tests] section when a config file exists (nothing parsed otherwise)."""
+    from ralph.state.locations import config_path
+
+    path = config_path(call.root, call.environ)
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            if "tests" not in f.read(1 << 20):
+                return None  # a config without a [tests] section: no TOML parsing on every Bash call
+    except OSError:
+        return None
+    config, problem = tests_config(call.root, call.environ)
+    if problem:
+        call.problems.append(problem)
+    return config
+
+
+def tests_config(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[object, str | None]:
+    """The project's [tests] section as a TestsConfig (defaults when it is
+    absent or broken), and what is broken."""
+    from ralph.config import section_or_defaults
+    from ralph.rules.outcome.tests_config import TestsConfig
+
+    values, problem = section_or_defaults(root, "tests", environ)
+    return TestsConfig.from_values(values), problem
+
+
+def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
+    """Judge one Bash result; None when there is nothing to say."""
+    from ralph.rules.outcome.verdict import command_shape, judge_test_run
+
+    tests_config = load_tests_config(call)
+    shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
+    if shape.kind is None:
+        return None  # not a test run: its output (perhaps a large persisted file) is not read
+    output, cut_note = complete_output(call, output)
+    if still_running(call.payload.get("tool_response")):
+        # 2.1.330: a command over its timeout goes on in the background and arrives
+        # on PostToolUse with the output so far. It has no exit status yet: never a pass.
+        exit_code = None
+        cut_note = ("the command had not finished: Claude Code moved it to the background after its timeout, "
+                    "so only the output so far was judged")
+    verdict = judge_test_run(command, exit_code, output, tests_config, shape)
+    if verdict.verdict == "not_test":
+        return None
+    call.log_extra["test_verdict"] = verdict.verdict
+    call.log_extra["runner"] = verdict.runner
+    from ralph.rules.outcome import baseline as test_baseline
+    from ralph.rules.rollback_policy import run_record
+    from ralph.state.run_state import load_active_run
+
+    run = load_active_run(call.state_dir)
+    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    record.update(at=_now(), session=call.session_id, exit_code=exit_code)
+    if cut_note:
+        record["output_cut"] = True
+    if run is not None:
+        record.update(run_id=run.run_id, iteration=run.iteration, story=run.story_id)
+    from ralph.rules.redact import redact
+
+    record = redact(record)  # the history never keeps a secret; the policy compares it with what the history holds
+    path = history_path(call.state_dir, run, call.session_id)
+    in_loop = run is not None and run.stage in ROLLBACK_STAGES
+    history = load_history(path, run.iteration) if in_loop and verdict.verdict in ("fail", "pass") else []
+    baseline_mode = getattr(tests_config, "baseline", "first_runs")
+    if in_loop and verdict.verdict in ("fail", "pass") and baseline_mode != "off":
+        if baseline_mode == "first_runs" and verdict.verdict == "fail" and test_baseline.still_at_checkpoint(history):
+            record["at_checkpoint"] = tree_at_checkpoint(call.root, run.checkpoint)
+        test_baseline.mark(record, test_baseline.baseline_failures(history))
+    try:
+        from ralph.state.files import append_line
+
+        append_line(path, json.dumps(record, ensure_ascii=False))
+    except OSError as e:
+        call.problems.append(f"could not record the test run in {path}: {e}")
+    if verdict.verdict != "fail":
+        if verdict.verdict == "unknown" and cut_note:
+            return context(call.event, "ralph-hooks: could not tell whether this test run passed. " + cut_note)
+        return None
+
+    summary = failure_summary(verdict, exit_code)
+    header = "ralph-hooks: " + summary + (f"\nNote: {cut_note}" if cut_note else "")
+    baseline_note = test_baseline.baseline_note(record) if in_loop else ""
+    if baseline_note:
+        header += "\nBaseline: " + baseline_note
+    if not in_loop:
+        return context(call.event, header)
+    if record.get("baseline_only"):
+        call.log_extra["rollback_policy"] = {"rollback": False, "reason": "all failing tests were failing at the checkpoint"}
+        return context(call.event, header)
+    from ralph.rules.rollback_policy import decide
+
+    decision = decide(history, record, load_policy(call))
+    call.log_extra["rollback_policy"] = decision.to_dict()
+    if not decision.rollback:
+        if decision.remaining is not None:
+            after = "the next failing run" if decision.remaining == 1 else f"{decision.remaining} more failing runs"
+            header += (
+                f"\nLoop: {decision.reason} in iteration {run.iteration}; after {after}, ralph saves your work to a ref "
+                f"and resets the tree to the iteration's checkpoint {run.checkpoint[:12]}. Fix one thing at a time and rerun."
+            )
+        return context(call.event, header)
+
+    trigger = f"{decision.reason}"
+    result = perform_rollback(call, run, path, record, trigger, _excerpt(output))
+    if not result.restored:
+        return context(call.event, f"{header}\nralph-hooks tried to roll back ({trigger}) but did not: {result.message}")
+    reason = (
+        f"ralph-hooks rolled this iteration back: {trigger}, story {run.story_id}, iteration {run.iteration}. "
+        f"All your uncommitted and committed work since the checkpoint is saved in {result.ref} "
+        f"(`git show --stat {result.ref}`, `git diff {result.checkpoint[:12]} {result.ref}`). "
+        f"The work tree, index and HEAD are back at checkpoint {result.checkpoint[:12]}, as the iteration began: "
+        "files you read or edited may have changed, so re-read each file before editing it. "
+        "Take a smaller step: make one failing test pass at a time and run it after each change."
+    )
+    return block(call.event, reason, "Last failing run before the rollback:\n" + summary)
+
+
+def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: int, story_id: str, command: str, exit_code: int | None, output: str) -> dict:
+    """For the loop: a verify run made at iteration start, before the agent, is the
+    iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
+    record to the run's history and returns it."""
+    from ralph.state.files import append_line
+    from ralph.rules.rollback_policy import run_record
+    from ralph.rules.outcome.verdict import judge_test_run
+    config, _problem = tests_config(root, os.environ)
+    verdict = judge_test_run(command, exit_code, output, config)
+    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    record.update(kind="baseline", at=_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
+    path = os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
+    append_line(path, json.dumps(record, ensure_ascii=False))
+    return record
+
+
+def baseline_mode(root: str) -> str:
+    """`[tests] baseline` of the project ("first_runs" when unset or broken)."""
+    return tests_config(root, os.environ)[0].baseline
+
+
+def rollback_at_stop(call: HookCall, run: object) -> str | None:
+    """For the Stop handler: apply the at-stop policy to the current iteration.
+
+    Returns a one-paragraph message when it rolled back (or tried to), else None.
+    Call it when the stop is going to be allowed in a loop run (see README).
+    """
+    if run is None or run.stage not in ROLLBACK_STAGES:
+        return None
+    from ralph.rules.rollback_policy import should_rollback_at_stop
+
+    path = history_path(call.state_dir, run, call.session_id)
+    history = load_history(path, run.iteration)
+    decision = should_rollback_at_stop(history, load_policy(call))
+    call.log_extra["rollback_at_stop"] = decision.to_dict()
+    if not decision.rollback:
+        return None
+    from ralph.rules.rollback_policy import last_run
+
+    last = last_run(history) or {}
+    result = perform_rollback(call, run, path, last, decision.reason, "")
+    if not result.restored:
+        return f"ralph-hooks tried to roll back at stop ({decision.reason}) but did not: {result.message}"
+    return (
+        f"ralph-hooks rolled iteration {run.iteration} of {run.story_id} back at stop: {decision.reason}. "
+        f"The work is saved in {result.ref}; the tree is back at checkpoint {result.checkpoint[:12]}."
+    )

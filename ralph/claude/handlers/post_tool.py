@@ -1,0 +1,46 @@
+"""PostToolUse: remember what the session read or wrote; judge Bash test runs
+that exited 0 (failures masked by `| tail`, `|| true`, ...)."""
+from __future__ import annotations
+
+from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, judged_command
+from ralph.rules.read_before_edit import EDIT_TOOLS
+
+# tool -> where its response names the file it touched (the input as fallback)
+RESPONSE_PATH = {
+    "Read": ("file", "filePath"),
+    "Edit": ("filePath",),
+    "MultiEdit": ("filePath",),
+    "Write": ("filePath",),
+    "NotebookEdit": ("notebook_path",),
+}
+
+
+def touched_path(tool_name: str, tool_input: dict, tool_response: object) -> str | None:
+    value: object = tool_response
+    for key in RESPONSE_PATH[tool_name]:
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, str) and value:
+        return value
+    fallback = tool_input.get(EDIT_TOOLS.get(tool_name, "file_path")) or tool_input.get("file_path")
+    return fallback if isinstance(fallback, str) and fallback else None
+
+
+def handle(call: HookCall) -> Outcome:
+    tool_response = call.payload.get("tool_response")
+    if call.tool_name in RESPONSE_PATH:
+        path = touched_path(call.tool_name, call.tool_input, tool_response)
+        if path is not None:
+            from ralph.state import reads
+
+            identity = reads.identify(path, call.cwd)
+            if identity.exists:
+                reads.record(call.state_dir, call.session_id, identity)
+                call.log_extra["recorded"] = identity.path
+        return allow()
+    if call.tool_name == "Bash":
+        command = call.tool_input.get("command")
+        if isinstance(command, str):
+            from ralph.claude.bash_results import on_bash_result
+
+            return on_bash_result(call, judged_command(call, command), 0, bash_output(tool_response)) or allow()
+    return allow()

@@ -1,0 +1,88 @@
+"""Stop: during a loop run, refuse to stop while the current story is not done.
+
+"Not done" means the story is not marked done in its plan file, or the last
+test run of this iteration failed. Blocks once per stop attempt: when the
+client retries with stop_hook_active (it already showed our reason), the stop
+is allowed, the rollback policy's at-stop rule applies (see
+ralph/rules/rollback_policy.py), and the story is recorded as incomplete for
+the loop, so a stuck agent cannot spin until the client's block cap.
+"""
+from __future__ import annotations
+
+import os
+
+from ralph.claude.protocol import HookCall, Outcome, allow, block
+
+DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
+
+
+def plan_file(call: HookCall, source: str) -> str | None:
+    candidates = (source,) if source else DEFAULT_PLAN_FILES
+    for candidate in candidates:
+        path = candidate if os.path.isabs(candidate) else os.path.join(call.root, candidate)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def missing_for(call: HookCall, run: object) -> list[str]:
+    """What stands between the story and done, in words the agent can act on."""
+    from ralph.plan import story_state
+
+    path = plan_file(call, run.source)
+    shown = os.path.relpath(path, call.root) if path else (run.source or DEFAULT_PLAN_FILES[0])
+    state = story_state(path, run.story_id) if path else None
+    missing = []
+    if state is None:
+        missing.append(f"{run.story_id} is not found in {shown}")
+    elif state != "done":
+        missing.append(f"{run.story_id} is not marked done in {shown}")
+    from ralph.claude.bash_results import history_path, load_history
+    from ralph.rules.rollback_policy import last_run
+
+    last = last_run(load_history(history_path(call.state_dir, run, call.session_id), run.iteration))
+    from ralph.rules.outcome.baseline import counts_as_failure
+
+    if last is not None and counts_as_failure(last):  # failures already there at the checkpoint do not hold the stop
+        failing = ", ".join(last.get("failing_tests") or [])
+        missing.append(f"the last test run failed (`{last.get('command', '')}`{': ' + failing if failing else ''})")
+    return missing
+
+
+def handle(call: HookCall) -> Outcome:
+    from ralph.state.run_state import load_active_run
+
+    run = load_active_run(call.state_dir)
+    if run is None:
+        return allow()
+    missing = missing_for(call, run)
+    if not missing:
+        return allow()
+    call.log_extra["story"] = run.story_id
+    if call.payload.get("stop_hook_active") is True:
+        from ralph.state.failures import record_failure
+        from ralph.claude.bash_results import rollback_at_stop
+
+        rolled_back = rollback_at_stop(call, run)
+        if rolled_back:
+            missing.append(rolled_back)
+        record_failure(
+            call.state_dir,
+            {
+                "run_id": run.run_id,
+                "iteration": run.iteration,
+                "story": run.story_id,
+                "kind": "stop_incomplete",
+                "summary": "the agent stopped with the story unfinished: " + "; ".join(missing),
+                "session": call.session_id,
+            },
+        )
+        return Outcome({}, "allow", "stop_hook_active: story recorded as incomplete")
+    title = f" ({run.story_title})" if run.story_title else ""
+    reason = (
+        f"Story {run.story_id}{title} is not finished: {'; '.join(missing)}. "
+        "Finish its acceptance criteria, run the tests until they pass, then mark the story done "
+        "(`- [x] ...` in plan.md, or \"passes\": true in prd.json) before you stop. "
+        "If something blocks you, say what it is and stop again."
+    )
+    return block("Stop", reason)

@@ -1,0 +1,141 @@
+"""The hook protocol's types: one validated call (HookCall), one answer
+(Outcome) and the output forms the client honours (allow, deny, context,
+block). Handlers import these from here, never from ralph.claude.dispatch (the
+dispatcher that imports them by name), so there is no cycle.
+
+On every hook call: imports nothing but os.
+"""
+import os
+
+MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
+# Bash commands longer than this are judged on this prefix (PostToolUse) or
+# denied unjudged (PreToolUse: what lies past the cut could be a push).
+MAX_JUDGED_COMMAND = 256 * 1024
+
+# Every event Claude Code 2.1.330 knows (shared/claude-code/PROTOCOL.md §1, [B] CK)
+CLIENT_EVENTS = (
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
+    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
+    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
+    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
+    "MessageDisplay",
+)
+
+
+class HookCall:
+    """One validated hook payload plus where its project keeps state."""
+
+    __slots__ = ("event", "payload", "cwd", "session_id", "tool_name", "tool_input", "root", "_state_dir", "problems", "environ", "log_extra")
+
+    def __init__(self, event: str, payload: dict, environ: dict[str, str] | None = None) -> None:
+        """environ: the hook's environment (default: this process's, os.environ)."""
+        self.event = event
+        self.payload = payload
+        self.environ = environ = os.environ if environ is None else environ
+        self.problems: list[str] = []
+        self.log_extra: dict = {}  # extra fields a handler wants in this call's log line
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str) or not cwd or not os.path.isdir(cwd):
+            self.problems.append(f"cwd {cwd!r} unusable; using the process cwd")
+            cwd = os.getcwd()
+        self.cwd = cwd
+        session_id = payload.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            self.problems.append("no session_id; using 'unknown'")
+            session_id = "unknown"
+        self.session_id = session_id
+        tool_name = payload.get("tool_name")
+        self.tool_name = tool_name if isinstance(tool_name, str) else ""
+        tool_input = payload.get("tool_input")
+        self.tool_input = tool_input if isinstance(tool_input, dict) else {}
+        if "tool_input" in payload and not isinstance(tool_input, dict):
+            self.problems.append("tool_input is not an object")
+        from ralph.state.locations import project_root
+
+        self.root = project_root(cwd, environ)
+        self._state_dir: str | None = None
+
+    @property
+    def state_dir(self) -> str:
+        if self._state_dir is None:
+            from ralph.state.locations import state_dir
+
+            self._state_dir = state_dir(self.root)
+        return self._state_dir
+
+    def field(self, name: str, kind: type, default: object = None) -> object:
+        value = self.payload.get(name, default)
+        return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else default
+
+
+def judged_command(call: HookCall, command: str) -> str:
+    """The Bash command as the rules see it: at most MAX_JUDGED_COMMAND
+    characters, so judging stays linear and bounded; a longer one is judged
+    on its prefix and the log says so."""
+    if len(command) <= MAX_JUDGED_COMMAND:
+        return command
+    call.log_extra["command_cut"] = f"judged on the first {MAX_JUDGED_COMMAND} of {len(command)} characters"
+    return command[:MAX_JUDGED_COMMAND]
+
+
+class Outcome:
+    __slots__ = ("output", "decision", "reason")
+
+    def __init__(self, output: dict, decision: str = "none", reason: str = "") -> None:
+        self.output = output
+        self.decision = decision
+        self.reason = reason
+
+
+# ---- output forms, as the client honours them (see shared/claude-code/model-view) ----
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_CONTEXT:
+        return text
+    return text[: MAX_CONTEXT - 40] + "\n…[truncated by ralph-hooks]"
+
+
+def allow() -> Outcome:
+    # `{}`, not permissionDecision "allow": allowing would skip the user's own prompts.
+    return Outcome({}, "allow")
+
+
+def deny(reason: str) -> Outcome:
+    reason = _bounded(reason)
+    return Outcome(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}},
+        "deny",
+        reason,
+    )
+
+
+def context(event: str, text: str) -> Outcome:
+    text = _bounded(text)
+    return Outcome({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}, "context", text)
+
+
+def block(event: str, reason: str, extra_context: str = "") -> Outcome:
+    """PostToolUse / PostToolUseFailure / Stop: `decision: block` + reason."""
+    reason = _bounded(reason)
+    output: dict = {"decision": "block", "reason": reason}
+    if extra_context and event != "Stop":
+        output["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": _bounded(extra_context)}
+    return Outcome(output, "block", reason)
+
+
+def still_running(tool_response: object) -> bool:
+    """A Bash call past its timeout that Claude Code moved to the background:
+    its output so far, and no exit status yet."""
+    return isinstance(tool_response, dict) and bool(tool_response.get("timedOutAfterMs") or tool_response.get("backgroundTaskId"))
+
+
+def bash_output(tool_response: object) -> str:
+    """A Bash tool_response's text (stdout, then stderr; the client merges them)."""
+    if isinstance(tool_response, str):
+        return tool_response
+    if not isinstance(tool_response, dict):
+        return ""
+    parts = [tool_response.get("stdout"), tool_response.get("stderr")]
+    return "\n".join(p for p in parts if isinstance(p, str) and p)

@@ -1,0 +1,1 @@
+"""Test-run verdicts: did a Bash command run tests, and did they fail? Pure."""

@@ -1,0 +1,69 @@
+"""The `[tests]` section of ralph.toml: a project's own test commands.
+
+    [tests]
+    commands = ["./ci/unit.sh", "make itest"]   # command prefixes that run this project's tests
+    fail_patterns = ['^FAILURES: [1-9]']        # regexes (per line) that mean the run failed
+    pass_patterns = ['^ALL GREEN$']             # regexes (per line) that mean it passed
+    baseline = "first_runs"                     # "first_runs" | "verify" | "off" (see ralph.rules.outcome.baseline)
+
+A command that starts with one of `commands` (after `cd DIR &&`, `VAR=value`
+and exec prefixes) is a test run even when the verdict knows no runner in it.
+The patterns are read only for such declared runs, after the runners' own
+summaries found nothing; a fail pattern wins over a pass pattern. Declaring a
+command never makes a non-test command's output count: the patterns apply to
+declared commands only.
+
+TESTS_KEYS is the section's schema (ralph.config checks it like every other
+table: errors read `<file>:<line>: [tests] key: ...`). Pure: no file is read
+here.
+"""
+from __future__ import annotations
+
+import re
+
+BASELINE_MODES = ("first_runs", "verify", "off")
+MAX_ENTRIES = 50
+
+TESTS_KEYS: dict[str, tuple[object, str, tuple[int, int] | None]] = {
+    "commands": ((), "strings", (0, MAX_ENTRIES)),
+    "fail_patterns": ((), "regexes", (0, MAX_ENTRIES)),
+    "pass_patterns": ((), "regexes", (0, MAX_ENTRIES)),
+    "baseline": ("first_runs", "choice:" + "|".join(BASELINE_MODES), None),
+}
+
+
+class TestsConfig:
+    __slots__ = ("commands", "fail_patterns", "pass_patterns", "baseline")
+    __test__ = False
+
+    def __init__(self, commands: tuple[str, ...] = (), fail_patterns: tuple[str, ...] = (), pass_patterns: tuple[str, ...] = (), baseline: str = "first_runs") -> None:
+        self.commands = tuple(commands)
+        self.fail_patterns = tuple(fail_patterns)
+        self.pass_patterns = tuple(pass_patterns)
+        self.baseline = baseline
+
+    @classmethod
+    def from_values(cls, values: dict) -> "TestsConfig":
+        """From the checked [tests] values (ralph.config.section_values)."""
+        return cls(tuple(c.strip() for c in values["commands"]), values["fail_patterns"], values["pass_patterns"], values["baseline"])
+
+    def to_dict(self) -> dict:
+        return {"commands": list(self.commands), "fail_patterns": list(self.fail_patterns), "pass_patterns": list(self.pass_patterns), "baseline": self.baseline}
+
+
+DEFAULT = TestsConfig()
+
+
+def pattern_verdict(output: str, config: TestsConfig) -> tuple[str, str] | None:
+    """('fail'|'pass', the matching line) from the declared patterns, read in the output's last 64 KB."""
+    text = output[-65536:]
+    for status, patterns in (("fail", config.fail_patterns), ("pass", config.pass_patterns)):
+        for pattern in patterns:
+            m = None
+            for m in re.finditer(pattern, text, re.M):
+                pass
+            if m is not None:
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                return status, text[start:end if end >= 0 else len(text)].strip()[:240]
+    return None

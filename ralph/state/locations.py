@@ -1,0 +1,113 @@
+"""Where a project is and where ralph keeps its state: the project root, its
+config file, and the state directory."""
+import os
+
+from ralph.state.files import write_all
+
+STATE_DIR_NAME = ".ralph"
+CONFIG_FILE = "ralph.toml"
+
+
+def project_root(cwd: str, environ: dict[str, str] | None = None) -> str:
+    """$CLAUDE_PROJECT_DIR, else the git toplevel above cwd, else cwd.
+
+    The toplevel is found by walking up to a `.git` entry (dir, or file for
+    worktrees and submodules) instead of spawning git: this runs on every call.
+    """
+    env_dir = (os.environ if environ is None else environ).get("CLAUDE_PROJECT_DIR")
+    if env_dir and os.path.isdir(env_dir):
+        return os.path.abspath(env_dir)
+    here = os.path.abspath(cwd)
+    probe = here
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def config_path(root: str, environ: dict[str, str] | None = None) -> str | None:
+    """The project's config file (`ralph.toml`, or $RALPH_CONFIG), None when
+    there is none. Here, not in ralph.config, so the hot path can ask without
+    importing the parser."""
+    explicit = (os.environ if environ is None else environ).get("RALPH_CONFIG")
+    if explicit:
+        return explicit
+    path = os.path.join(root, CONFIG_FILE)
+    return path if os.path.isfile(path) else None
+
+
+def fallback_state_dir(root: str) -> str:
+    """Per-user state dir for a project whose own .ralph/ cannot be written."""
+    import hashlib
+
+    import platformdirs
+
+    digest = hashlib.sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(platformdirs.user_state_dir("ralph-hooks"), "projects", digest)
+
+
+# .ralph/.gitignore, written by the loop and by the first state write of any
+# hook, so `git add -A` never commits prompts, logs or run state.
+STATE_GITIGNORE = """\
+# Written by ralph-hooks: run state (run.json, events, logs, hook sessions)
+# stays out of git; plans, progress notes and prompts are committed.
+*
+!.gitignore
+!*.md
+!prd.json
+!PRD-*/
+!hooks/
+!hooks/**
+!pipelines/
+!pipelines/**
+"""
+
+
+def ensure_state_gitignore(directory: str) -> None:
+    """Write `<directory>/.gitignore` atomically unless one exists: a user's
+    own is never overwritten (a hard link from a finished temp file fails when
+    the name is taken, so a racing writer cannot clobber it either)."""
+    path = os.path.join(directory, ".gitignore")
+    if os.path.lexists(path):
+        return
+    tmp = os.path.join(directory, f"..gitignore.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            write_all(fd, STATE_GITIGNORE.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+    except OSError:
+        pass  # exists already (a racing hook won), or a filesystem without links: the next call retries
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def state_dir(root: str) -> str:
+    """`<root>/.ralph`, created on demand (with its .gitignore); a per-user
+    fallback when it cannot be. $RALPH_STATE_DIR overrides it: a spawned child
+    loop (ralph.loop.lifecycle.spawn) keeps its run state, and its agent's hooks
+    theirs, in its own directory."""
+    override = os.environ.get("RALPH_STATE_DIR")
+    if override:
+        override = override if os.path.isabs(override) else os.path.join(root, override)
+        os.makedirs(override, exist_ok=True)
+        return override
+    primary = os.path.join(root, STATE_DIR_NAME)
+    try:
+        os.makedirs(primary, exist_ok=True)
+        if os.access(primary, os.W_OK | os.X_OK):
+            ensure_state_gitignore(primary)
+            return primary
+    except OSError:
+        pass
+    fallback = fallback_state_dir(root)
+    os.makedirs(fallback, exist_ok=True)
+    return fallback
