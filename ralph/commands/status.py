@@ -72,7 +72,7 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
 
 def denials(state_dir: str, run_id: object) -> dict:
     """The push/merge guard's denials in the current (or last) run, per story and iteration."""
-    from ralph.loop.guarding import read_denials
+    from ralph.state.denials import read_denials
 
     if not isinstance(run_id, str):
         return {}

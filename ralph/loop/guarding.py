@@ -1,4 +1,4 @@
-"""The loop's part of the push/merge defence (ISSUE 12 sections 5 and 7).
+"""The loop's part of the push/merge defence .
 
 - The sandbox layer (ralph.sandbox) goes to every agent with `--settings`,
   merged into the user's own `--settings` file when the agent command has
@@ -11,7 +11,7 @@
 - History: an iteration whose commits include a merge, or commits that came
   from another branch or a remote, is failed.
 - Denials: the PreToolUse guard appends one line per denial during a loop
-  run (record_denial, called by ralph.claude.handlers.pre_tool); the loop reads them.
+  run (ralph.state.denials); the loop reads them.
 """
 from __future__ import annotations
 
@@ -21,15 +21,10 @@ import re
 import shlex
 import subprocess
 
-from ralph.state.files import atomic_write, read_lines
-from ralph.claude.protocol import HookCall, Outcome
+from ralph.state.denials import ENV_MAX_DENIALS, ENV_STORY, denial_summary, protected_dir, read_denials
+from ralph.state.files import atomic_write
 
-PROTECTED_DIR = "protected"
 SETTINGS_FILE = "agent-settings.json"
-DENIALS_FILE = "denials.jsonl"
-# The hook reads these (set by the loop in the agent's environment).
-ENV_MAX_DENIALS = "RALPH_MAX_DENIALS"
-ENV_STORY = "RALPH_STORY"
 ENV_SETTINGS = "RALPH_SANDBOX_SETTINGS"
 MAX_GIT_FILE = 1024 * 1024  # hooks and config kept byte for byte up to this size
 
@@ -39,14 +34,6 @@ SETTINGS_FLAG = re.compile(r"(?:(?<=^)|(?<=\s))--settings(?:=|\s+)('[^']*'|\"[^\
 
 class SandboxSetupError(Exception):
     """The agent command's own --settings could not be read."""
-
-
-def protected_dir(state_dir: str) -> str:
-    return os.path.join(state_dir, PROTECTED_DIR)
-
-
-def denials_path(state_dir: str) -> str:
-    return os.path.join(protected_dir(state_dir), DENIALS_FILE)
 
 
 # ---- the agent command ----
@@ -273,69 +260,6 @@ def foreign_history(root: str, checkpoint: str, refs_before: dict[str, str], sta
 def _contains(root: str, ref_sha: str, commit: str) -> bool:
     return subprocess.run(["git", "merge-base", "--is-ancestor", commit, ref_sha], cwd=root,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-
-
-# ---- denials ----
-
-
-def read_denials(state_dir: str, run_id: str | None = None, iteration: int | None = None,
-                 story: str | None = None) -> list[dict]:
-    """Denial records matching every criterion given (None: any); torn or odd lines skipped."""
-    wanted = {k: v for k, v in (("run_id", run_id), ("iteration", iteration), ("story", story)) if v is not None}
-    found = []
-    for line in read_lines(denials_path(state_dir)):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and all(entry.get(k) == v for k, v in wanted.items()):
-            found.append(entry)
-    return found
-
-
-def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
-    """During a ralph-loop run: log the denial where the loop reads it
-    (.ralph/protected/denials.jsonl), and end the session at the loop's limit
-    of denials per iteration (the deny still stands: the command never runs)."""
-    import time
-
-    from ralph.state.files import append_line, rotate_if_larger
-    from ralph.rules.redact import redact
-
-    run_id = call.environ.get("RALPH_RUN_ID", "")
-    try:
-        iteration = int(call.environ.get("RALPH_ITERATION", "0"))
-        limit = int(call.environ.get(ENV_MAX_DENIALS, "0"))
-    except ValueError:
-        iteration, limit = 0, 0
-    path = denials_path(call.state_dir)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        rotate_if_larger(path, 1024 * 1024)  # bounded; the loop reads only the current run's lines
-        append_line(path, json.dumps({
-            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": run_id, "iteration": iteration,
-            "story": call.environ.get(ENV_STORY) or None, "session": call.session_id,
-            "command": redact(command)[:500], "reason": redact(reason)[:500],
-        }, ensure_ascii=False))
-        count = len(read_denials(call.state_dir, run_id, iteration))
-    except OSError as e:
-        call.problems.append(f"could not record the denial: {e}")
-        return
-    call.log_extra["denials_this_iteration"] = count
-    if limit and count >= limit:
-        outcome.output["continue"] = False
-        outcome.output["stopReason"] = (
-            f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
-            "the loop ends the iteration and tells the next one why"
-        )
-
-
-def denial_summary(denials: list[dict], limit: int = 5) -> str:
-    """The denied commands and the guard's reasons, for failures.jsonl and the next prompt."""
-    lines = []
-    for entry in denials[-limit:]:
-        lines.append(f"- `{str(entry.get('command', ''))[:200]}`: {str(entry.get('reason', ''))[:300]}")
-    return "\n".join(lines)
 
 
 # ---- the loop's side (mixed into ralph.loop.runner.Runner) ----

@@ -1,5 +1,6 @@
 """PreToolUse: the push/merge guard on Bash, read-before-edit on edit tools."""
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
+from ralph.state import denials
 from ralph.state.locations import config_path
 
 
@@ -48,12 +49,37 @@ def check_bash(call: HookCall) -> Outcome:
         call.log_extra["evidence"] = verdict.evidence[:10]
         call.log_extra["rule_id"] = verdict.rule_id
         outcome = deny(verdict.reason)
-        if call.environ.get("RALPH_RUN_ID"):
-            from ralph.loop.guarding import record_denial
-
+        if call.environ.get(denials.ENV_RUN_ID):
             record_denial(call, command, verdict.reason, outcome)
         return outcome
     return allow()
+
+
+def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
+    """During a ralph-loop run: log the denial where the loop reads it, and
+    end the session at the loop's limit of denials per iteration (the deny
+    still stands: the command never runs)."""
+    from ralph.rules.redact import redact
+
+    environ = call.environ
+    try:
+        iteration = int(environ.get(denials.ENV_ITERATION, "0"))
+        limit = int(environ.get(denials.ENV_MAX_DENIALS, "0"))
+    except ValueError:
+        iteration, limit = 0, 0
+    try:
+        count = denials.append_denial(call.state_dir, environ.get(denials.ENV_RUN_ID, ""), iteration, environ.get(denials.ENV_STORY),
+                                      call.session_id, redact(command), redact(reason))
+    except OSError as e:
+        call.problems.append(f"could not record the denial: {e}")
+        return
+    call.log_extra["denials_this_iteration"] = count
+    if limit and count >= limit:
+        outcome.output["continue"] = False
+        outcome.output["stopReason"] = (
+            f"ralph-loop: {count} commands denied by the push/merge guard in this iteration (limit {limit}); "
+            "the loop ends the iteration and tells the next one why"
+        )
 
 
 def _local_remotes(root: str) -> tuple[str, ...]:
