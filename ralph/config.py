@@ -11,8 +11,6 @@ section is adding one entry to SCHEMA. Every error reads
 `<file>:<line>: [section] key: what is wrong; how to fix`. Hooks log it and
 fall back to the defaults (which are the safe settings); commands print it.
 """
-from __future__ import annotations
-
 import os
 
 from ralph.state.locations import CONFIG_FILE, config_path  # noqa: F401 - re-exported for callers

@@ -12,8 +12,6 @@ indented lines under it:
 prd.json: {"userStories": [{"id", "title", "priority", "passes", "acceptanceCriteria"?}]}.
 Stories run in priority order (lower first; file order breaks ties).
 """
-from __future__ import annotations
-
 import os
 
 # The plan.md grammar, one line at a time. These regular expressions define

@@ -31,6 +31,17 @@ def ralph_executable() -> str:
 RALPH = ralph_executable()
 
 
+def hook_state_dir(root: str) -> str:
+    """Where the hooks keep a project's state (the product's rule, restated):
+    `.ralph/` once ralph-loop or `ralph init` made it (its .gitignore, or a
+    run.json), else inside the git directory, so an interactive session never
+    writes into the work tree."""
+    own = os.path.join(root, ".ralph")
+    if os.path.lexists(os.path.join(own, ".gitignore")) or os.path.lexists(os.path.join(own, "run.json")):
+        return own
+    return os.path.join(root, ".git", "ralph")
+
+
 def load_payload(name: str, project: str | None = None) -> dict:
     with open(os.path.join(HOOK_INPUTS, f"{name}.json"), encoding="utf-8") as f:
         text = f.read()

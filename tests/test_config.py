@@ -28,14 +28,14 @@ def test_non_utf8_config(tmp_path) -> None:
 
 
 def test_hook_survives_broken_config(repo: str) -> None:
-    from tests.conftest import load_payload, run_hook
+    from tests.conftest import load_payload, run_hook, hook_state_dir
 
     with open(os.path.join(repo, "ralph.toml"), "w") as f:
         f.write("[guard\n")
     payload = load_payload("PreToolUse_Bash", repo)
     payload["tool_input"]["command"] = "git push origin main"
     assert run_hook("pre-tool", payload, repo).denied  # defaults still guard
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         entry = json.loads(f.readlines()[-1])
     assert any("ralph.toml:1" in note for note in entry.get("notes", []))
 

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from ralph.claude import event_commands as event_hooks
-from tests.conftest import RALPH, load_payload, run_hook
+from tests.conftest import RALPH, load_payload, run_hook, hook_state_dir
 from tests.loop_support import gone
 
 
@@ -29,7 +29,7 @@ def bash_payload(repo: str, command: str) -> dict:
 
 
 def last_log(repo: str) -> dict:
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         return json.loads(f.readlines()[-1])
 
 
@@ -458,7 +458,7 @@ def test_a_circular_trigger_is_stopped_by_the_depth_counter(repo: str, tmp_path)
     result = run_hook("pre-tool", bash_payload(repo, "make"), repo)
     assert result.output == {}
     assert depths.read_text().split() == [str(d) for d in range(1, event_hooks.MAX_DEPTH + 1)]
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         entries = [json.loads(line) for line in f]
     stopped = [e for e in entries if e.get("event_hooks_error") == "circular_trigger"]
     assert len(stopped) == 1 and any("circular trigger stopped" in n for n in stopped[0]["notes"])
@@ -523,7 +523,7 @@ def test_hook_output_reaches_the_model_as_is_but_the_log_redacted(repo: str) -> 
         """)
     result = run_hook("pre-tool", bash_payload(repo, "make"), repo)
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" in result.reason
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         logged = f.read()
     assert "ghp_abcdefghijklmnopqrstuvwxyz0123456789" not in logged and "REDACTED" in logged
 

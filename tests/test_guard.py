@@ -18,7 +18,7 @@ import pytest
 
 from ralph.rules.guard.judge import GuardPolicy, GuardVerdict, judge_command
 
-from .conftest import FIXTURES, RALPH, load_payload, run_hook
+from .conftest import FIXTURES, RALPH, hook_state_dir, load_payload, run_hook
 
 CORPUS = os.path.join(FIXTURES, "bash")
 # issue 4's categories, then issue 12's (forge merges, code that arrives as
@@ -207,7 +207,7 @@ def test_configured_local_remote_is_guarded_through_pre_tool(tmp_path) -> None:
     for command in ("git -C ../upstream update-ref refs/heads/main HEAD", f"git --git-dir={upstream}/.git branch -f x",
                     "cd ../upstream && git reset --hard", "echo 0 > ../upstream/.git/refs/heads/main"):
         assert run_hook("pre-tool", bash_payload(command, cwd), cwd).denied, command
-        with open(project / ".ralph" / "logs" / "hooks.jsonl") as f:
+        with open(os.path.join(hook_state_dir(cwd), "logs", "hooks.jsonl")) as f:
             assert json.loads(f.readlines()[-1])["rule_id"] == "git.remote-write"
     for command in ("git -C ../upstream log --oneline", "git -C ../elsewhere update-ref refs/heads/x HEAD"):
         assert run_hook("pre-tool", bash_payload(command, cwd), cwd).output == {}, command

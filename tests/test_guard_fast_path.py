@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.programs.plain import PLAIN_CHARS, obviously_harmless
-from tests.conftest import FIXTURES, load_payload, run_hook
+from tests.conftest import FIXTURES, load_payload, run_hook, hook_state_dir
 
 
 def corpus() -> list[dict]:
@@ -54,7 +54,7 @@ def test_fast_path_through_the_entry_point(repo: str) -> None:
     payload = load_payload("PreToolUse_Bash", repo)
     payload["tool_input"]["command"] = "npm test"
     assert run_hook("pre-tool", payload, repo).output == {}
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         assert json.loads(f.readlines()[-1])["guard"] == "plain command"
     # with a ralph.toml the full guard runs (its [guard] table may block more programs)
     with open(os.path.join(repo, "ralph.toml"), "w") as f:

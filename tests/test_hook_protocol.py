@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tests.conftest import FIXTURES, HOOK_INPUTS, git, load_payload, run_hook
+from tests.conftest import FIXTURES, HOOK_INPUTS, git, load_payload, run_hook, hook_state_dir
 
 PAYLOADS = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(HOOK_INPUTS, "*.json")))
 SUBCOMMAND = {
@@ -53,7 +53,7 @@ def test_aliases_reach_the_same_handler(alias: str, repo: str) -> None:
 def test_payload_event_wins_over_subcommand_and_is_logged(repo: str) -> None:
     result = run_hook("stop", load_payload("PreToolUse_Edit", repo), repo)
     assert result.denied
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         entry = json.loads(f.readlines()[-1])
     assert entry["event"] == "PreToolUse"
     assert any("payload wins" in note for note in entry["notes"])
@@ -103,7 +103,7 @@ def test_stop_block_has_the_form_the_client_honours(repo: str) -> None:
 def test_logs_one_line_per_call_never_stdout(repo: str) -> None:
     for name in ("PreToolUse_Read", "PostToolUse_Read", "Stop"):
         run_hook("hook", load_payload(name, repo), repo)
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         entries = [json.loads(line) for line in f]
     assert [e["event"] for e in entries] == ["PreToolUse", "PostToolUse", "Stop"]
     for entry in entries:
@@ -116,8 +116,9 @@ def test_unknown_event_gets_empty_object(repo: str) -> None:
     assert run_hook("hook", payload, repo).output == {}
 
 
-def test_pre_tool_checks_every_edit_tool() -> None:
-    from ralph.claude.handlers.pre_tool import TOOL_CHECKS, check_edit
+def test_every_edit_tool_is_checked_and_recorded() -> None:
+    from ralph.claude.dispatch import HANDLERS
     from ralph.rules.read_before_edit import EDIT_TOOLS
 
-    assert {name for name, check in TOOL_CHECKS.items() if check is check_edit} == set(EDIT_TOOLS)
+    assert {tool for tool, name in HANDLERS["PreToolUse"].items() if name.endswith(".pre_edit")} == set(EDIT_TOOLS)
+    assert {tool for tool, name in HANDLERS["PostToolUse"].items() if name.endswith(".post_file")} == set(EDIT_TOOLS) | {"Read"}

@@ -164,14 +164,14 @@ def test_doctor_fails_with_a_missing_binary_and_bad_toml(home: str, repo: str, t
     assert "ralph.toml:5: [guard] block_programs: must be a list" in bad.stdout
 
 
-def test_the_first_hook_call_writes_the_state_gitignore(repo: str) -> None:
-    payload = load_payload("UserPromptSubmit", repo)
-    run_hook("prompt", payload, repo)
-    assert os.path.exists(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"))
-    with open(os.path.join(repo, ".ralph", ".gitignore")) as f:
-        assert f.read().startswith("# Written by ralph-hooks")
-    # `git add -A` would add the .gitignore alone: the log (with the prompt) stays out
-    assert git(repo, "status", "--porcelain", "--untracked-files=all") == "?? .ralph/.gitignore\n"
+def test_interactive_hook_calls_leave_the_work_tree_clean(repo: str) -> None:
+    # outside a loop run, session state goes inside .git/: `git add -A` never sees it
+    run_hook("prompt", load_payload("UserPromptSubmit", repo), repo)
+    run_hook("post-tool", load_payload("PostToolUse_Read", repo), repo)
+    run_hook("pre-tool", load_payload("PreToolUse_Edit", repo), repo)
+    assert os.path.exists(os.path.join(repo, ".git", "ralph", "logs", "hooks.jsonl"))
+    assert not os.path.exists(os.path.join(repo, ".ralph"))
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--ignored") == ""
 
 
 def test_install_writes_a_missing_state_gitignore(home: str, repo: str) -> None:
@@ -250,14 +250,15 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "ralph.claude.handlers.pre_tool" in imported
+    assert "ralph.claude.handlers.pre_bash" in imported
     # an editable install (scripts/test's) is found through site; that a pip
     # install starts without it is tests/test_launcher.py's to check
     import ralph as package
 
     editable = "site-packages" not in os.path.realpath(package.__file__)
-    unwanted = {"re", "argparse", "ralph.cli", "ralph.config", "__future__", "_json"} | (set() if editable else {"site"})
-    assert not imported & unwanted, sorted(imported)
+    unwanted = {"re", "argparse", "ralph.cli", "__future__", "_json"} | (set() if editable else {"site"})
+    # the fast path: no guard, no config module
+    assert not imported & (unwanted | {"ralph.rules.guard.judge", "ralph.config"}), sorted(imported)
     # the full guard, for a command the fast path leaves to it: still no
     # __future__, and no program models (nothing here reaches one)
     payload["tool_input"]["command"] = "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain"

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from .conftest import load_payload
+from .conftest import hook_state_dir, load_payload
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHADOW = "import pathlib, sys\npathlib.Path(sys.argv[0]).with_name('shadowed').write_text(__name__)\nraise ImportError('shadowed')\n"
@@ -39,7 +39,7 @@ def make_venv(root: str, editable: bool) -> tuple[str, str]:
                         ignore=shutil.ignore_patterns("__pycache__"))
     # a module named like the standard library's: what the hooks import must
     # still be the standard library's (it is, with site: site-packages comes last)
-    with open(os.path.join(site_packages, "json.py"), "w") as f:
+    with open(os.path.join(site_packages, "subprocess.py"), "w") as f:
         f.write(SHADOW)
     return os.path.join(bin_dir, "python"), os.path.join(bin_dir, "ralph")
 
@@ -57,7 +57,7 @@ def test_hooks_run_without_shadowing(tmp_path, repo: str, editable: bool) -> Non
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ralph.rules.guard.judge" in imported, sorted(imported)
     assert ("site" in imported) == editable, sorted(imported)  # site only where the package is not in site-packages
-    # post-tool on a Bash call imports json (ralph.claude.bash_results): the standard library's
+    # post-tool on a test run imports subprocess (the rollback's git): the standard library's
     ran = load_payload("PostToolUse_Bash", repo) | {"tool_input": {"command": "python -m pytest -q"}}
     ran["tool_response"]["stdout"] = "1 failed, 2 passed in 0.10s"
     done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "post-tool"], input=json.dumps(ran), capture_output=True,
@@ -65,7 +65,7 @@ def test_hooks_run_without_shadowing(tmp_path, repo: str, editable: bool) -> Non
     assert done.returncode == 0, done.stderr
     json.loads(done.stdout)
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "json" in imported, sorted(imported)  # it was imported...
+    assert "subprocess" in imported, sorted(imported)  # it was imported...
     assert not os.path.exists(os.path.join(os.path.dirname(ralph), "shadowed"))  # ...from the standard library
     # the command line, through the same launcher
     version = subprocess.run([python, "-IS", ralph, "version"], capture_output=True, text=True, env=env, timeout=60)
@@ -90,6 +90,6 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
         imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
         assert ("ralph.rules.guard.judge" in imported) == (guard_note is None), (command, sorted(imported))
         assert not imported & {"re", "enum", "json", "subprocess", "signal", "site", "tomllib", "argparse"}, (command, sorted(imported))
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         logged = [json.loads(line) for line in f]
-    assert [entry.get("guard") for entry in logged] == list(commands.values()) and os.path.isfile(os.path.join(repo, ".ralph", ".gitignore"))
+    assert [entry.get("guard") for entry in logged] == list(commands.values())

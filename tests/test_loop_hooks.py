@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.conftest import load_payload, run_hook
+from tests.conftest import load_payload, run_hook, hook_state_dir
 from tests.test_hook_protocol import write_run
 
 
@@ -66,7 +66,7 @@ def test_prompt_is_logged_with_secrets_redacted(repo: str) -> None:
     payload = load_payload("UserPromptSubmit", repo)
     payload["prompt"] = "deploy with ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuv and token ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     run_hook("prompt", payload, repo)
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         logged = json.loads(f.readlines()[-1])["prompt"]
     assert "sk-ant-api03" not in logged and "ghp_abc" not in logged
     assert "deploy with" in logged and "[REDACTED" in logged

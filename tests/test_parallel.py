@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import RALPH, load_payload, run_hook
+from tests.conftest import RALPH, load_payload, run_hook, hook_state_dir
 
 WRITERS = 8
 READS_EACH = 25
@@ -38,7 +38,7 @@ def test_parallel_reads_lose_nothing(repo: str) -> None:
         for w in range(WRITERS)
     ]
     assert all(p.wait(timeout=300) == 0 for p in workers)
-    (reads_log,) = glob.glob(os.path.join(repo, ".ralph", "sessions", "*", "reads.log"))
+    (reads_log,) = glob.glob(os.path.join(hook_state_dir(repo), "sessions", "*", "reads.log"))
     with open(reads_log) as f:
         lines = f.read().splitlines()
     assert len(lines) == len(paths)

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import FIXTURES, load_payload, run_hook
+from tests.conftest import FIXTURES, hook_state_dir, load_payload, run_hook
 
 CASES = sorted(glob.glob(os.path.join(FIXTURES, "read_before_edit", "*", "*.json")))
 SESSION = "86fb54d8-2edf-4dbc-a7af-29d81b8a70a7"
@@ -167,7 +167,7 @@ def test_generation_rules() -> None:
 def test_records_from_before_generations_count_for_their_path_only(repo: str) -> None:
     from ralph.state import reads
 
-    state = os.path.join(repo, ".ralph")
+    state = hook_state_dir(repo)
     readme = os.path.join(repo, "README.md")
     st = os.stat(readme)
     path = os.path.join(reads.session_dir(state, SESSION), "reads.log")

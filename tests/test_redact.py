@@ -9,7 +9,7 @@ import os
 import pytest
 
 from ralph.rules.redact import redact
-from tests.conftest import FIXTURES, load_payload, run_hook
+from tests.conftest import FIXTURES, load_payload, run_hook, hook_state_dir
 
 CASES = sorted(glob.glob(os.path.join(FIXTURES, "redact", "*", "*.json")))
 
@@ -33,6 +33,6 @@ def test_redaction_through_the_prompt_hook(repo: str) -> None:
         case = json.load(f)
     payload["prompt"] = case["text"]
     run_hook("prompt", payload, repo)
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         logged = json.loads(f.readlines()[-1])["prompt"]
     assert all(secret not in logged for secret in case["gone"])

@@ -11,7 +11,7 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import HOOK_INPUTS, RALPH, load_payload, run_hook
+from tests.conftest import HOOK_INPUTS, RALPH, load_payload, run_hook, hook_state_dir
 
 SUBCOMMANDS = ["pre-tool", "post-tool", "post-tool-failure", "prompt", "stop", "hook"]
 PAYLOADS = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(HOOK_INPUTS, "*.json")))]
@@ -86,8 +86,8 @@ def test_missing_cwd_falls_back(repo: str) -> None:
 
 
 def test_unwritable_state_dir_still_answers(repo: str, tmp_path) -> None:
-    # A plain file where .ralph/ should be: nothing can be created under it (root ignores chmod).
-    with open(os.path.join(repo, ".ralph"), "w") as f:
+    # A plain file where the state dir (inside .git/) should be: nothing can be created under it (root ignores chmod).
+    with open(os.path.join(repo, ".git", "ralph"), "w") as f:
         f.write("not a directory\n")
     env = {"XDG_STATE_HOME": str(tmp_path / "state")}
     run_hook("post-tool", load_payload("PostToolUse_Read", repo), repo, env)
@@ -99,17 +99,17 @@ def test_unwritable_state_dir_still_answers(repo: str, tmp_path) -> None:
 
 def test_broken_state_files_are_survived(repo: str) -> None:
     run_hook("post-tool", load_payload("PostToolUse_Read", repo), repo)
-    reads_log = glob.glob(os.path.join(repo, ".ralph", "sessions", "*", "reads.log"))[0]
+    reads_log = glob.glob(os.path.join(hook_state_dir(repo), "sessions", "*", "reads.log"))[0]
     with open(reads_log, "ab") as f:
         f.write(b"\x00\xffgarbage line\nnot numbers at all\n12 3 4 [not json\n{torn")
-    with open(os.path.join(repo, ".ralph", "run.json"), "w") as f:
+    with open(os.path.join(hook_state_dir(repo), "run.json"), "w") as f:
         f.write('{"status": "running", "story": {"id": "US-1"')  # torn mid-write
-    with open(os.path.join(repo, ".ralph", "reads_epoch"), "w") as f:
+    with open(os.path.join(hook_state_dir(repo), "reads_epoch"), "w") as f:
         f.write("garbage")
     assert not run_hook("pre-tool", load_payload("PreToolUse_Edit", repo), repo).denied
     assert run_hook("stop", load_payload("Stop", repo), repo).output == {}
     assert run_hook("prompt", load_payload("UserPromptSubmit", repo), repo).output == {}
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")) as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         assert any("corrupt" in line for line in f)
 
 
@@ -133,8 +133,8 @@ def test_closed_stdout_sigpipe(repo: str) -> None:
 def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -> None:
     from ralph.claude import dispatch as hook
 
-    monkeypatch.setitem(hook.HANDLERS, "PreToolUse", "tests.exploding_handler")
-    monkeypatch.setitem(hook.HANDLERS, "Stop", "tests.exploding_handler")
+    monkeypatch.setitem(hook.HANDLERS, "PreToolUse", {"*": "tests.exploding_handler"})
+    monkeypatch.setitem(hook.HANDLERS, "Stop", {"*": "tests.exploding_handler"})
     outcome, _, event, notes = hook.dispatch("", json.dumps(load_payload("PreToolUse_Edit", repo)).encode(), {})
     assert outcome.output["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert any("ZeroDivisionError" in n for n in notes)
@@ -145,7 +145,7 @@ def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -
 def test_hung_pretooluse_check_still_denies(monkeypatch, repo: str) -> None:
     from ralph.claude import dispatch as hook
 
-    monkeypatch.setitem(hook.HANDLERS, "PreToolUse", "tests.sleeping_handler")
+    monkeypatch.setitem(hook.HANDLERS, "PreToolUse", {"*": "tests.sleeping_handler"})
     monkeypatch.setattr(hook, "DEADLINE_SECONDS", 0.5)
     try:
         outcome, _, _, notes = hook.dispatch("", json.dumps(load_payload("PreToolUse_Edit", repo)).encode(), {})

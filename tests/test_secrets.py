@@ -14,7 +14,7 @@ import resource
 import subprocess
 import sys
 
-from tests.conftest import RALPH, load_payload, run_hook
+from tests.conftest import RALPH, load_payload, run_hook, hook_state_dir
 from tests.loop_support import Project, git
 
 # Every planted secret carries PLANTED in its secret part, so one search finds any leak.
@@ -93,7 +93,7 @@ def test_prompt_is_redacted_before_it_is_cut(repo: str) -> None:
     payload = load_payload("UserPromptSubmit", repo)
     payload["prompt"] = "a" * (PROMPT_LOG_CHARS - 15) + ANTHROPIC  # the key straddles the cut
     run_hook("prompt", payload, repo)
-    logged = json.loads(open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl")).readlines()[-1])["prompt"]
+    logged = json.loads(open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")).readlines()[-1])["prompt"]
     assert "sk-ant" not in logged and "api03" not in logged
     assert len(logged) <= PROMPT_LOG_CHARS
 
@@ -104,7 +104,7 @@ def raw_hook(subcommand: str, data: bytes, cwd: str) -> subprocess.CompletedProc
 
 
 def log_lines(repo: str) -> list[bytes]:
-    with open(os.path.join(repo, ".ralph", "logs", "hooks.jsonl"), "rb") as f:
+    with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), "rb") as f:
         return f.read().splitlines()
 
 

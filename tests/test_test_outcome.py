@@ -404,10 +404,10 @@ def test_tests_config_declares_commands_and_patterns() -> None:
     ('[tests]\ncomands = ["x"]\n', "ralph.toml:2: [tests] comands: unknown key"),
 ])
 def test_tests_config_errors_name_file_and_line(tmp_path, toml: str, message: str) -> None:
-    from ralph.claude.bash_results import tests_config
+    from ralph.claude.project_tests import read_tests_config
 
     (tmp_path / "ralph.toml").write_text(toml)
-    config, problem = tests_config(str(tmp_path), {})
+    config, problem = read_tests_config(str(tmp_path), {})
     assert problem is not None and message in problem.replace(str(tmp_path) + "/", ""), problem
     assert problem.endswith("; the [tests] section is ignored")
     assert config.commands == ()

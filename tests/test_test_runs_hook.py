@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ralph.claude.protocol import HookCall
-from tests.conftest import RALPH, git, load_payload, run_hook
+from tests.conftest import RALPH, git, load_payload, run_hook, hook_state_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLICY_FIXTURES = os.path.join(HERE, "fixtures", "rollback_policy")
@@ -95,7 +95,7 @@ def rollback_refs(repo: str) -> list[str]:
 
 
 def history(repo: str, *parts: str) -> list[dict]:
-    path = os.path.join(repo, ".ralph", *parts)
+    path = os.path.join(hook_state_dir(repo), *parts)
     with open(path) as f:
         return [json.loads(line) for line in f]
 
@@ -128,7 +128,7 @@ def test_failing_run_outside_a_loop_gets_feedback_only(project: str) -> None:
         assert "Loop:" not in result.context
     assert snapshot_files(project) == before
     assert rollback_refs(project) == []
-    [session] = os.listdir(os.path.join(project, ".ralph", "sessions"))
+    [session] = os.listdir(os.path.join(hook_state_dir(project), "sessions"))
     records = history(project, "sessions", session, "tests.jsonl")
     assert [r["verdict"] for r in records] == ["fail"] * 5 and records[0]["runner"] == "pytest"
 
@@ -335,20 +335,22 @@ def test_policy_case_through_the_hook(project: str, path: str) -> None:
         assert os.path.exists(os.path.join(project, "work_in_progress.txt")) != rolled_back, f"step {number}"
 
 
-def test_pass_path_does_not_import_subprocess_or_git_code(project: str) -> None:
-    """The verdict path on a passing run stays cheap: no subprocess, no rollback module."""
+def test_a_bash_call_that_runs_no_tests_loads_no_verdict_or_git_code(project: str) -> None:
+    """Most Bash calls run no tests: their PostToolUse stays cheap (no history,
+    no rollback, no subprocess, no TOML); a test run loads the judging code."""
     write_run(project)
     code, output = run_tests(project)
-    script = (
-        "import json, sys\n"
-        "from ralph.claude.protocol import HookCall\n"
-        "from ralph.claude.bash_results import on_bash_result\n"
-        f"call = HookCall('PostToolUse', {{'cwd': {project!r}, 'session_id': 's'}})\n"
-        f"out = on_bash_result(call, {PYTEST!r}, 0, sys.stdin.read())\n"
-        "print(json.dumps([out is None, 'subprocess' in sys.modules, 'ralph.rollback' in sys.modules, 'tomllib' in sys.modules]))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], input=output, capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"})
-    assert json.loads(proc.stdout) == [True, False, False, False], proc.stderr
+    loaded = {}
+    for command in ("ls -la", PYTEST):
+        payload = load_payload("PostToolUse_Bash", project) | {"tool_input": {"command": command}}
+        payload["tool_response"]["stdout"] = output
+        done = subprocess.run([sys.executable, "-X", "importtime", RALPH, "post-tool"], input=json.dumps(payload), capture_output=True,
+                              text=True, cwd=project, env={k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"})
+        assert done.returncode == 0 and isinstance(json.loads(done.stdout), dict), done.stderr
+        loaded[command] = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    heavy = {"subprocess", "ralph.rollback", "ralph.claude.bash_results", "tomllib"}
+    assert not loaded["ls -la"] & heavy, sorted(loaded["ls -la"] & heavy)
+    assert {"ralph.claude.bash_results", "subprocess"} <= loaded[PYTEST], sorted(loaded[PYTEST])
 
 
 def test_rollbacks_command_errors_are_clear(project: str, tmp_path) -> None:
@@ -424,7 +426,7 @@ def test_failure_output_cut_by_the_client_is_said(project: str) -> None:
     assert "1 failed" not in head
     result = bash_hook(project, PYTEST + " -s -v tests/test_noisy.py", code, head)
     assert "only the first ~10 KB" in result.context
-    [record] = [r for r in history(project, "sessions", os.listdir(os.path.join(project, ".ralph", "sessions"))[0], "tests.jsonl")]
+    [record] = [r for r in history(project, "sessions", os.listdir(os.path.join(hook_state_dir(project), "sessions"))[0], "tests.jsonl")]
     assert record["output_cut"] is True
 
 

@@ -14,13 +14,30 @@ checkpoint, earlier reads stop counting, the failure is recorded for the next
 prompt, and the agent is told by a `decision: block`. Git is imported and run
 only then; nothing here raises.
 """
-from __future__ import annotations
-
-import json
 import os
+import stat
+import subprocess
 import time
 
+from ralph import fastjson
+from ralph.claude.project_tests import read_tests_config
 from ralph.claude.protocol import HookCall, Outcome, block, context, still_running
+from ralph.config import section_or_defaults
+from ralph.rollback import RollbackResult, save_and_restore
+from ralph.rules.outcome import baseline
+from ralph.rules.outcome.verdict import judge_test_run
+from ralph.rules.redact import redact
+from ralph.rules.rollback_policy import (
+    RollbackPolicy,
+    decide,
+    last_run,
+    run_record,
+    should_rollback_at_stop,
+)
+from ralph.state.failures import record_failure
+from ralph.state.files import append_line, read_lines
+from ralph.state.reads import invalidate_all, session_dir
+from ralph.state.run_state import load_active_run
 
 HISTORY_FILE = "tests.jsonl"
 MAX_FAILING_SHOWN = 10
@@ -39,19 +56,15 @@ def history_path(state_dir: str, run: object | None, session_id: str) -> str:
     """Where judged runs are recorded: per loop run, else per session."""
     if run is not None:
         return os.path.join(state_dir, "runs", _safe_name(run.run_id or "unknown-run"), HISTORY_FILE)
-    from ralph.state.reads import session_dir
-
     return os.path.join(session_dir(state_dir, session_id), HISTORY_FILE)
 
 
 def load_history(path: str, iteration: int | None = None) -> list[dict]:
     """The recorded runs (and rollback markers), oldest first; of one iteration when given."""
-    from ralph.state.files import read_lines
-
     found = []
     for line in read_lines(path):
         try:
-            record = json.loads(line)
+            record = fastjson.loads(line)
         except ValueError:
             continue
         if isinstance(record, dict) and (iteration is None or record.get("iteration") == iteration):
@@ -61,9 +74,6 @@ def load_history(path: str, iteration: int | None = None) -> list[dict]:
 
 def load_policy(call: HookCall) -> object:
     """The `[rollback]` policy; a broken config is noted and the defaults apply."""
-    from ralph.config import section_or_defaults
-    from ralph.rules.rollback_policy import RollbackPolicy
-
     values, problem = section_or_defaults(call.root, "rollback", call.environ)
     if problem:
         call.problems.append(problem)
@@ -95,15 +105,11 @@ def failure_summary(verdict: object, exit_code: int | None) -> str:
 
 
 def _excerpt(output: str) -> str:
-    from ralph.rules.redact import redact
-
     return redact(output, MAX_EXCERPT, tail=True)  # redact first, then cut
 
 
 def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
     """Save + reset to the checkpoint, then tell everyone: reads, failures, history. -> RollbackResult."""
-    from ralph.rollback import RollbackResult, save_and_restore
-
     try:
         # No alarm can cut this reset short: ralph.claude.dispatch arms its deadline on PreToolUse only.
         result = save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
@@ -112,24 +118,17 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
     call.log_extra["rollback"] = {"restored": result.restored, "ref": result.ref, "message": result.message[:300]}
     if result.restored:
         try:
-            from ralph.state.reads import invalidate_all
-
             invalidate_all(call.state_dir)
         except OSError as e:
             call.problems.append(f"could not invalidate reads after the rollback: {e}")
-    from ralph.state.files import append_line
-    from ralph.rules.redact import redact
-
     marker = {
         "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
         "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
     }
     try:
-        append_line(history_file, json.dumps(redact(marker), ensure_ascii=False))
+        append_line(history_file, fastjson.dumps(redact(marker)))
     except OSError as e:
         call.problems.append(f"could not record the rollback marker: {e}")
-    from ralph.state.failures import record_failure
-
     try:
         record_failure(call.state_dir, {
             "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
@@ -161,8 +160,6 @@ FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330
 
 def read_persisted(path: str) -> str:
     """The persisted output, bounded: all of it up to HEAD+TAIL bytes, else head + tail. Raises OSError."""
-    import stat
-
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
@@ -202,8 +199,6 @@ def complete_output(call: HookCall, output: str) -> tuple[str, str]:
 
 def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
     """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
-    import subprocess
-
     if not checkpoint:
         return False
     try:
@@ -219,43 +214,10 @@ def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
     return all(e[3:].startswith(b".ralph/") for e in entries if len(e) > 3)
 
 
-def load_tests_config(call: HookCall) -> object | None:
-    """The [tests] section when a config file exists (nothing parsed otherwise)."""
-    from ralph.state.locations import config_path
-
-    path = config_path(call.root, call.environ)
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            if "tests" not in f.read(1 << 20):
-                return None  # a config without a [tests] section: no TOML parsing on every Bash call
-    except OSError:
-        return None
-    config, problem = tests_config(call.root, call.environ)
-    if problem:
-        call.problems.append(problem)
-    return config
-
-
-def tests_config(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[object, str | None]:
-    """The project's [tests] section as a TestsConfig (defaults when it is
-    absent or broken), and what is broken."""
-    from ralph.config import section_or_defaults
-    from ralph.rules.outcome.tests_config import TestsConfig
-
-    values, problem = section_or_defaults(root, "tests", environ)
-    return TestsConfig.from_values(values), problem
-
-
-def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
-    """Judge one Bash result; None when there is nothing to say."""
-    from ralph.rules.outcome.verdict import command_shape, judge_test_run
-
-    tests_config = load_tests_config(call)
-    shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
-    if shape.kind is None:
-        return None  # not a test run: its output (perhaps a large persisted file) is not read
+def judge(call: HookCall, command: str, exit_code: int | None, output: str, tests_config: object | None,
+          shape: object) -> Outcome | None:
+    """Judge one Bash result that ran tests (`shape`: command_shape() of the
+    command); None when there is nothing to say."""
     output, cut_note = complete_output(call, output)
     if still_running(call.payload.get("tool_response")):
         # 2.1.330: a command over its timeout goes on in the background and arrives
@@ -268,10 +230,6 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
         return None
     call.log_extra["test_verdict"] = verdict.verdict
     call.log_extra["runner"] = verdict.runner
-    from ralph.rules.outcome import baseline as test_baseline
-    from ralph.rules.rollback_policy import run_record
-    from ralph.state.run_state import load_active_run
-
     run = load_active_run(call.state_dir)
     record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
     record.update(at=_now(), session=call.session_id, exit_code=exit_code)
@@ -279,21 +237,17 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
         record["output_cut"] = True
     if run is not None:
         record.update(run_id=run.run_id, iteration=run.iteration, story=run.story_id)
-    from ralph.rules.redact import redact
-
     record = redact(record)  # the history never keeps a secret; the policy compares it with what the history holds
     path = history_path(call.state_dir, run, call.session_id)
     in_loop = run is not None and run.stage in ROLLBACK_STAGES
     history = load_history(path, run.iteration) if in_loop and verdict.verdict in ("fail", "pass") else []
     baseline_mode = getattr(tests_config, "baseline", "first_runs")
     if in_loop and verdict.verdict in ("fail", "pass") and baseline_mode != "off":
-        if baseline_mode == "first_runs" and verdict.verdict == "fail" and test_baseline.still_at_checkpoint(history):
+        if baseline_mode == "first_runs" and verdict.verdict == "fail" and baseline.still_at_checkpoint(history):
             record["at_checkpoint"] = tree_at_checkpoint(call.root, run.checkpoint)
-        test_baseline.mark(record, test_baseline.baseline_failures(history))
+        baseline.mark(record, baseline.baseline_failures(history))
     try:
-        from ralph.state.files import append_line
-
-        append_line(path, json.dumps(record, ensure_ascii=False))
+        append_line(path, fastjson.dumps(record))
     except OSError as e:
         call.problems.append(f"could not record the test run in {path}: {e}")
     if verdict.verdict != "fail":
@@ -303,7 +257,7 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
 
     summary = failure_summary(verdict, exit_code)
     header = "ralph-hooks: " + summary + (f"\nNote: {cut_note}" if cut_note else "")
-    baseline_note = test_baseline.baseline_note(record) if in_loop else ""
+    baseline_note = baseline.baseline_note(record) if in_loop else ""
     if baseline_note:
         header += "\nBaseline: " + baseline_note
     if not in_loop:
@@ -311,8 +265,6 @@ def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: 
     if record.get("baseline_only"):
         call.log_extra["rollback_policy"] = {"rollback": False, "reason": "all failing tests were failing at the checkpoint"}
         return context(call.event, header)
-    from ralph.rules.rollback_policy import decide
-
     decision = decide(history, record, load_policy(call))
     call.log_extra["rollback_policy"] = decision.to_dict()
     if not decision.rollback:
@@ -343,21 +295,18 @@ def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: in
     """For the loop: a verify run made at iteration start, before the agent, is the
     iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
     record to the run's history and returns it."""
-    from ralph.state.files import append_line
-    from ralph.rules.rollback_policy import run_record
-    from ralph.rules.outcome.verdict import judge_test_run
-    config, _problem = tests_config(root, os.environ)
+    config, _problem = read_tests_config(root, os.environ)
     verdict = judge_test_run(command, exit_code, output, config)
     record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
     record.update(kind="baseline", at=_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
     path = os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
-    append_line(path, json.dumps(record, ensure_ascii=False))
+    append_line(path, fastjson.dumps(record))
     return record
 
 
 def baseline_mode(root: str) -> str:
     """`[tests] baseline` of the project ("first_runs" when unset or broken)."""
-    return tests_config(root, os.environ)[0].baseline
+    return read_tests_config(root, os.environ)[0].baseline
 
 
 def rollback_at_stop(call: HookCall, run: object) -> str | None:
@@ -368,16 +317,12 @@ def rollback_at_stop(call: HookCall, run: object) -> str | None:
     """
     if run is None or run.stage not in ROLLBACK_STAGES:
         return None
-    from ralph.rules.rollback_policy import should_rollback_at_stop
-
     path = history_path(call.state_dir, run, call.session_id)
     history = load_history(path, run.iteration)
     decision = should_rollback_at_stop(history, load_policy(call))
     call.log_extra["rollback_at_stop"] = decision.to_dict()
     if not decision.rollback:
         return None
-    from ralph.rules.rollback_policy import last_run
-
     last = last_run(history) or {}
     result = perform_rollback(call, run, path, last, decision.reason, "")
     if not result.restored:

@@ -5,16 +5,21 @@ treats a crash, a non-zero exit, invalid JSON or a timeout as "allow", so a
 handler that crashes is a bypass. When in doubt on PreToolUse the answer is a
 deny that says how to proceed (fail closed); elsewhere it is `{}`.
 
-`import json` or `import signal` would pull in re and enum (milliseconds on
-every tool call): JSON goes through ralph.fastjson and the deadline through
-_signal; each handler imports what its own event needs.
+The handler for an event (and, for tool events, the tool) is imported by name
+from HANDLERS, so a call loads only what its event needs. Nothing here imports
+`json` or `signal` (they would pull in re and enum: milliseconds on every tool
+call): JSON goes through ralph.fastjson, the deadline through _signal.
 """
+import _signal
 import os
 import sys
 import time
 
 from ralph import fastjson
-from ralph.claude.protocol import HookCall, Outcome, deny
+from ralph.claude.protocol import SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
+from ralph.rules.redact import redact
+from ralph.state.files import append_line, rotate_if_larger, write_all
+from ralph.state.locations import config_path, project_root, state_dir
 
 MAX_STDIN = 64 * 1024 * 1024
 # Payloads this large parse faster with orjson than its import costs (about
@@ -22,34 +27,43 @@ MAX_STDIN = 64 * 1024 * 1024
 ORJSON_MIN_BYTES = 48 * 1024 * 1024
 DEADLINE_SECONDS = 20.0  # PreToolUse: far below the client's timeout, so a hung check still denies
 
-# subcommand -> the Claude Code event it handles; the event names are aliases
-# and `ralph hook` trusts the payload's hook_event_name alone.
-SUBCOMMANDS = {
-    "pre-tool": "PreToolUse",
-    "post-tool": "PostToolUse",
-    "post-tool-failure": "PostToolUseFailure",
-    "prompt": "UserPromptSubmit",
-    "stop": "Stop",
-    "hook": "",
-    "PreToolUse": "PreToolUse",
-    "PostToolUse": "PostToolUse",
-    "PostToolUseFailure": "PostToolUseFailure",
-    "UserPromptSubmit": "UserPromptSubmit",
-    "Stop": "Stop",
+# event -> tool -> the handler module ("*": any tool, or an event without
+# one). Each exposes `handle(call) -> Outcome` and is imported only for the
+# call at hand. A tool event whose tool is not listed is allowed unjudged.
+HANDLERS: dict[str, dict[str, str]] = {
+    "PreToolUse": {
+        "Bash": "ralph.claude.handlers.pre_bash",
+        "Edit": "ralph.claude.handlers.pre_edit", "MultiEdit": "ralph.claude.handlers.pre_edit", "Write": "ralph.claude.handlers.pre_edit", "NotebookEdit": "ralph.claude.handlers.pre_edit",
+    },
+    "PostToolUse": {
+        "Bash": "ralph.claude.handlers.post_bash",
+        "Read": "ralph.claude.handlers.post_file", "Edit": "ralph.claude.handlers.post_file", "MultiEdit": "ralph.claude.handlers.post_file", "Write": "ralph.claude.handlers.post_file", "NotebookEdit": "ralph.claude.handlers.post_file",
+    },
+    "PostToolUseFailure": {"Bash": "ralph.claude.handlers.post_bash"},
+    "UserPromptSubmit": {"*": "ralph.claude.handlers.prompt"},
+    "Stop": {"*": "ralph.claude.handlers.stop"},
 }
-
-# event -> handler module, imported only for the event at hand
-HANDLERS = {
-    "PreToolUse": "ralph.claude.handlers.pre_tool",
-    "PostToolUse": "ralph.claude.handlers.post_tool",
-    "PostToolUseFailure": "ralph.claude.handlers.post_tool_failure",
-    "UserPromptSubmit": "ralph.claude.handlers.prompt",
-    "Stop": "ralph.claude.handlers.stop",
-}
+# The users' own commands on Claude Code events ([[hooks.event]] in
+# ralph.toml), run after ralph's rule; imported only when ralph.toml can
+# declare them.
+EVENT_COMMANDS = "ralph.claude.event_commands"
 
 
 class HookError(Exception):
     """The payload is not one we can act on; the message says why."""
+
+
+def handler_module(event: str, tool: str) -> object | None:
+    """The handler of this event and tool, imported now; None when ralph
+    answers it without one."""
+    by_tool = HANDLERS[event]
+    name = by_tool.get(tool) or by_tool.get("*")
+    return load(name) if name else None
+
+
+def load(name: str) -> object:
+    __import__(name)
+    return sys.modules[name]
 
 
 # ---- the pipeline ----
@@ -79,6 +93,7 @@ def read_stdin(limit: int = MAX_STDIN) -> bytes | None:
 
 def _loads_large(raw: bytes) -> object:
     try:
+        # rare path, off the hook's start-up: orjson's import costs more than it saves below ORJSON_MIN_BYTES
         import orjson
 
         return orjson.loads(raw)
@@ -105,7 +120,7 @@ def fail_safe(event: str, why: str) -> Outcome:
     if event == "PreToolUse":
         return deny(
             f"ralph-hooks could not check this tool call ({why}). Nothing was run. "
-            "Retry it in a plain form; if this repeats, see .ralph/logs/hooks.jsonl."
+            "Retry it in a plain form; if this repeats, see logs/hooks.jsonl in ralph's state directory (`ralph doctor` names it)."
         )
     return Outcome({}, "error", why)
 
@@ -129,20 +144,20 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | None 
             raise HookError("payload has no hook_event_name")
         else:
             notes.append("payload has no hook_event_name; using the subcommand's event")
-        module_name = HANDLERS.get(event)
-        if module_name is None:
+        if event not in HANDLERS:
             ignored = Outcome({}, "ignored", f"no handler for {event}")
             call = HookCall(event, payload, environ)
-            source = event_hooks_source(call.root, call.environ)
+            source = event_commands_source(call.root, call.environ)
             if source is None:
                 return ignored, None, event, notes
-            outcome = run_event_hooks(call, ignored, raw, source)
+            outcome = run_event_commands(call, ignored, raw, source)
         else:
             if event == "PreToolUse":
                 arm_deadline(DEADLINE_SECONDS)
             call = HookCall(event, payload, environ)
-            handler = __import__(module_name, fromlist=["handle"])
-            outcome = run_event_hooks(call, handler.handle(call), raw)
+            handler = handler_module(event, call.tool_name)
+            outcome = handler.handle(call) if handler is not None else allow()
+            outcome = run_event_commands(call, outcome, raw)
         notes.extend(call.problems)
         return outcome, call, event, notes
     except HookError as e:
@@ -155,13 +170,11 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | None 
         return fail_safe(event, f"internal error {name}"), call, event, notes
 
 
-def event_hooks_source(root: str, environ: dict[str, str] | None) -> tuple[str, bytes | None] | None:
+def event_commands_source(root: str, environ: dict[str, str] | None) -> tuple[str, bytes | None] | None:
     """(path, bytes) of the ralph.toml that may declare `[[hooks.event]]`, else
     None: one stat without a config, one read with one that never says
     `event`, and no import or TOML parsing either way. (path, None): the file
     is there but cannot be read, which ralph.claude.event_commands reports."""
-    from ralph.state.locations import config_path
-
     path = config_path(root, environ)
     if path is None:
         return None
@@ -178,27 +191,43 @@ def event_hooks_source(root: str, environ: dict[str, str] | None) -> tuple[str, 
     return None
 
 
-def run_event_hooks(call: HookCall, outcome: Outcome, raw: bytes, source: tuple[str, bytes | None] | None = None) -> Outcome:
-    """The user's own `[[hooks.event]]` commands, after ralph's rule (ralph/claude/event_commands.py).
-    `source`: event_hooks_source(), when the caller already has it."""
+def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: tuple[str, bytes | None] | None = None) -> Outcome:
+    """The user's own `[[hooks.event]]` commands, after ralph's rule.
+    `source`: event_commands_source(), when the caller already has it."""
     if call.event == "PreToolUse" and outcome.decision == "deny":
         return outcome  # a ralph deny is final: no user hook runs, nothing to read
     if source is None:
-        source = event_hooks_source(call.root, call.environ)
+        source = event_commands_source(call.root, call.environ)
         if source is None:
             return outcome
-    from ralph.claude import event_commands
+    return load(EVENT_COMMANDS).run(call, outcome, raw, *source)
 
-    return event_commands.run(call, outcome, raw, *source)
+
+class Deadline(BaseException):
+    """PreToolUse took too long. Not an Exception, so no handler's
+    `except Exception` swallows it."""
 
 
 def _on_deadline(signum: int, frame: object) -> None:
-    # made only when the deadline fires (creating a class costs every call);
-    # not an Exception, so no handler's `except Exception` swallows it
-    class Deadline(BaseException):
+    raise Deadline(f"no answer within {DEADLINE_SECONDS:.0f}s")
+
+
+def arm_deadline(seconds: float) -> None:
+    """PreToolUse only: a hung check must still answer (deny) before the
+    client gives up and lets the call through. Other events may run a rollback
+    (git), which must never be interrupted halfway."""
+    try:
+        _signal.signal(_signal.SIGALRM, _on_deadline)
+        _signal.setitimer(_signal.ITIMER_REAL, seconds)
+    except (ValueError, OSError, AttributeError):
         pass
 
-    raise Deadline(f"no answer within {DEADLINE_SECONDS:.0f}s")
+
+def disarm_deadline() -> None:
+    try:
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except (ValueError, OSError, AttributeError):
+        pass
 
 
 def emit(output: dict) -> None:
@@ -206,8 +235,6 @@ def emit(output: dict) -> None:
     # JSON escape: the output stays valid UTF-8 and means what it said.
     data = fastjson.dumps(output).encode("utf-8", "backslashreplace") + b"\n"
     try:
-        from ralph.state.files import write_all
-
         write_all(1, data)
     except OSError:
         pass  # stdout closed (SIGPIPE/EPIPE): nobody is listening, nothing to do
@@ -223,10 +250,8 @@ LOG_MAX_NOTES = 20
 
 
 def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[str], started: float, extra: dict | None = None) -> None:
-    """One JSON line per call in .ralph/logs/hooks.jsonl; never raises."""
+    """One JSON line per call in <state dir>/logs/hooks.jsonl; never raises."""
     try:
-        from ralph.rules.redact import redact
-
         entry = {
             "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "event": redact(event, LOG_SHORT_CHARS),
@@ -245,38 +270,12 @@ def log_call(call: HookCall | None, event: str, outcome: Outcome, notes: list[st
         if call is not None:
             log_dir = os.path.join(call.state_dir, "logs")
         else:
-            from ralph.state.locations import project_root, state_dir
-
             log_dir = os.path.join(state_dir(project_root(os.getcwd())), "logs")
         path = os.path.join(log_dir, "hooks.jsonl")
-        from ralph.state.files import append_line, rotate_if_larger
-
         rotate_if_larger(path, LOG_MAX_BYTES)
         append_line(path, line)
     except BaseException:
         pass  # the log is for people; a hook must answer even if it cannot be written
-
-
-def arm_deadline(seconds: float) -> None:
-    """PreToolUse only: a hung check must still answer (deny) before the
-    client gives up and lets the call through. Other events may run a rollback
-    (git), which must never be interrupted halfway."""
-    try:
-        import _signal
-
-        _signal.signal(_signal.SIGALRM, _on_deadline)
-        _signal.setitimer(_signal.ITIMER_REAL, seconds)
-    except (ImportError, ValueError, OSError, AttributeError):
-        pass
-
-
-def disarm_deadline() -> None:
-    try:
-        import _signal
-
-        _signal.setitimer(_signal.ITIMER_REAL, 0)
-    except (ImportError, ValueError, OSError, AttributeError):
-        pass
 
 
 def answer_and_exit(event_hint: str) -> None:

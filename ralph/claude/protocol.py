@@ -1,11 +1,14 @@
-"""The hook protocol's types: one validated call (HookCall), one answer
-(Outcome) and the output forms the client honours (allow, deny, context,
-block). Handlers import these from here, never from ralph.claude.dispatch (the
-dispatcher that imports them by name), so there is no cycle.
+"""The hook protocol: the facts of Claude Code's side (its events, the
+subcommands and settings entries ralph answers them with), one validated call
+(HookCall), one answer (Outcome) and the output forms the client honours
+(allow, deny, context, block). Handlers, the dispatcher and the install
+commands all take these from here.
 
-On every hook call: imports nothing but os.
+On every hook call: nothing heavier than os.
 """
 import os
+
+from ralph.state.locations import project_root, state_dir
 
 MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB preview
 # Bash commands longer than this are judged on this prefix (PostToolUse) or
@@ -21,6 +24,40 @@ CLIENT_EVENTS = (
     "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
     "MessageDisplay",
 )
+
+
+# subcommand -> the Claude Code event it answers; the event names are aliases,
+# and `ralph hook` trusts the payload's hook_event_name alone.
+SUBCOMMANDS = {
+    "pre-tool": "PreToolUse",
+    "post-tool": "PostToolUse",
+    "post-tool-failure": "PostToolUseFailure",
+    "prompt": "UserPromptSubmit",
+    "stop": "Stop",
+    "hook": "",
+    "PreToolUse": "PreToolUse",
+    "PostToolUse": "PostToolUse",
+    "PostToolUseFailure": "PostToolUseFailure",
+    "UserPromptSubmit": "UserPromptSubmit",
+    "Stop": "Stop",
+}
+
+# What `ralph install` writes into a settings file, per event: (matcher or
+# None, subcommand, timeout in seconds, onFailure). Matchers are exact-name
+# lists (the client does not treat them as regexes).
+HOOK_ENTRIES: dict[str, tuple[str | None, str, int, str | None]] = {
+    "PreToolUse": ("Bash|Edit|MultiEdit|Write|NotebookEdit", "pre-tool", 30, "block"),
+    "PostToolUse": ("Read|Edit|MultiEdit|Write|NotebookEdit|Bash", "post-tool", 120, None),
+    "PostToolUseFailure": ("Bash", "post-tool-failure", 120, None),
+    "UserPromptSubmit": (None, "prompt", 10, None),
+    "Stop": (None, "stop", 30, None),
+}
+
+# events on which the client ignores the matcher (every hook runs)
+NO_MATCHER_EVENTS = frozenset((
+    "UserPromptSubmit", "Stop", "PostToolBatch", "TeammateIdle", "TaskCreated", "TaskCompleted",
+    "WorktreeCreate", "WorktreeRemove", "CwdChanged", "MessageDisplay",
+))
 
 
 class HookCall:
@@ -51,16 +88,12 @@ class HookCall:
         self.tool_input = tool_input if isinstance(tool_input, dict) else {}
         if "tool_input" in payload and not isinstance(tool_input, dict):
             self.problems.append("tool_input is not an object")
-        from ralph.state.locations import project_root
-
         self.root = project_root(cwd, environ)
         self._state_dir: str | None = None
 
     @property
     def state_dir(self) -> str:
         if self._state_dir is None:
-            from ralph.state.locations import state_dir
-
             self._state_dir = state_dir(self.root)
         return self._state_dir
 

@@ -27,28 +27,10 @@ import shutil
 import sys
 import time
 
-from ralph.claude.dispatch import SUBCOMMANDS
-from ralph.claude.protocol import CLIENT_EVENTS  # every event the client knows
-
-# event -> (matcher or None, subcommand, timeout in seconds, onFailure)
-# Matchers are exact-name lists (the client does not treat them as regexes).
-HOOK_ENTRIES: dict[str, tuple[str | None, str, int, str | None]] = {
-    "PreToolUse": ("Bash|Edit|MultiEdit|Write|NotebookEdit", "pre-tool", 30, "block"),
-    "PostToolUse": ("Read|Edit|MultiEdit|Write|NotebookEdit|Bash", "post-tool", 120, None),
-    "PostToolUseFailure": ("Bash", "post-tool-failure", 120, None),
-    "UserPromptSubmit": (None, "prompt", 10, None),
-    "Stop": (None, "stop", 30, None),
-}
-
+from ralph.claude.protocol import CLIENT_EVENTS, HOOK_ENTRIES, NO_MATCHER_EVENTS, SUBCOMMANDS
 
 # what each event's matcher must let through for our handler to do its job
 REQUIRED_TOOLS = {event: tuple(m.split("|")) for event, (m, _, _, _) in HOOK_ENTRIES.items() if m}
-
-# events on which the client ignores the matcher (every hook runs)
-NO_MATCHER_EVENTS = frozenset((
-    "UserPromptSubmit", "Stop", "PostToolBatch", "TeammateIdle", "TaskCreated", "TaskCompleted",
-    "WorktreeCreate", "WorktreeRemove", "CwdChanged", "MessageDisplay",
-))
 
 HOOK_SUBCOMMANDS = frozenset(SUBCOMMANDS)
 LAUNCHER_NAME = "ralph-hook"

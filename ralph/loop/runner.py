@@ -17,7 +17,7 @@ from ralph.config import ConfigError
 from ralph.state.failures import record_failure, recent_failures
 from ralph.plan import PlanError, Story, load_stories, set_story_state, story_state
 from ralph.state.files import atomic_write
-from ralph.state.locations import state_dir as make_state_dir
+from ralph.state.locations import loop_state_dir as make_state_dir
 
 from ralph.loop import paths, prompt as prompts, records, recovery
 from ralph.loop.display import Display, format_duration

@@ -6,8 +6,6 @@ run_id, iteration, story, kind ("test_failure", "rollback", "verify",
 "stop_incomplete", ...), summary (one line) and excerpt (bounded text). Every string is redacted
 (ralph.rules.redact) and bounded before it is written.
 """
-from __future__ import annotations
-
 import os
 import time
 

@@ -40,7 +40,9 @@ def config_path(root: str, environ: dict[str, str] | None = None) -> str | None:
 
 
 def fallback_state_dir(root: str) -> str:
-    """Per-user state dir for a project whose own .ralph/ cannot be written."""
+    """Per-user state dir for a project outside git whose .ralph/ is not
+    there (or cannot be written)."""
+    # rare path, off the hook's start-up: platformdirs and hashlib cost more than a hook call
     import hashlib
 
     import platformdirs
@@ -49,8 +51,8 @@ def fallback_state_dir(root: str) -> str:
     return os.path.join(platformdirs.user_state_dir("ralph-hooks"), "projects", digest)
 
 
-# .ralph/.gitignore, written by the loop and by the first state write of any
-# hook, so `git add -A` never commits prompts, logs or run state.
+# .ralph/.gitignore, written by the loop and by `ralph init`, so `git add -A`
+# never commits prompts, logs or run state.
 STATE_GITIGNORE = """\
 # Written by ralph-hooks: run state (run.json, events, logs, hook sessions)
 # stays out of git; plans, progress notes and prompts are committed.
@@ -82,7 +84,7 @@ def ensure_state_gitignore(directory: str) -> None:
             os.close(fd)
         os.link(tmp, path)
     except OSError:
-        pass  # exists already (a racing hook won), or a filesystem without links: the next call retries
+        pass  # exists already (a racing writer won), or a filesystem without links: the next call retries
     finally:
         try:
             os.unlink(tmp)
@@ -90,24 +92,68 @@ def ensure_state_gitignore(directory: str) -> None:
             pass
 
 
+def git_dir(root: str) -> str | None:
+    """The repository's git directory: `<root>/.git`, or where a `.git` file
+    (a worktree, a submodule) points; None outside git."""
+    dot_git = os.path.join(root, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as f:
+            first = f.readline()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    path = os.path.join(root, first[len("gitdir:"):].strip())
+    return path if os.path.isdir(path) else None
+
+
+def _usable(directory: str) -> bool:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK | os.X_OK)
+
+
 def state_dir(root: str) -> str:
-    """`<root>/.ralph`, created on demand (with its .gitignore); a per-user
-    fallback when it cannot be. $RALPH_STATE_DIR overrides it: a spawned child
-    loop (ralph.loop.lifecycle.spawn) keeps its run state, and its agent's hooks
-    theirs, in its own directory."""
+    """Where hooks and commands keep this project's state, created on demand:
+
+    - $RALPH_STATE_DIR (a spawned child loop keeps its run state, and its
+      agent's hooks theirs, in its own directory);
+    - `<root>/.ralph/` when ralph-loop or `ralph init` made it (it holds their
+      .gitignore, or a run.json);
+    - else `<git dir>/ralph/`: an interactive session in a repository never
+      writes into the work tree, so `git add -A` never sees its state;
+    - else (outside git, or nothing writable) a per-user directory."""
     override = os.environ.get("RALPH_STATE_DIR")
     if override:
         override = override if os.path.isabs(override) else os.path.join(root, override)
         os.makedirs(override, exist_ok=True)
         return override
     primary = os.path.join(root, STATE_DIR_NAME)
-    try:
-        os.makedirs(primary, exist_ok=True)
-        if os.access(primary, os.W_OK | os.X_OK):
-            ensure_state_gitignore(primary)
-            return primary
-    except OSError:
-        pass
+    if (os.path.lexists(os.path.join(primary, ".gitignore")) or os.path.lexists(os.path.join(primary, "run.json"))) and _usable(primary):
+        return primary
+    repository = git_dir(root)
+    if repository is not None and _usable(os.path.join(repository, "ralph")):
+        return os.path.join(repository, "ralph")
+    fallback = fallback_state_dir(root)
+    os.makedirs(fallback, exist_ok=True)
+    return fallback
+
+
+def loop_state_dir(root: str) -> str:
+    """The state dir of a ralph-loop run: `<root>/.ralph/` (or
+    $RALPH_STATE_DIR), created with its .gitignore so the agent's hooks find
+    the run there; the per-user fallback when it cannot be written."""
+    override = os.environ.get("RALPH_STATE_DIR")
+    if override:
+        return state_dir(root)
+    primary = os.path.join(root, STATE_DIR_NAME)
+    if _usable(primary):
+        ensure_state_gitignore(primary)
+        return primary
     fallback = fallback_state_dir(root)
     os.makedirs(fallback, exist_ok=True)
     return fallback

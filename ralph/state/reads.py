@@ -13,8 +13,8 @@ import os
 import time
 
 from ralph import fastjson
-from ralph.state.files import append_line, atomic_write, read_lines
 from ralph.rules.read_before_edit import FileIdentity
+from ralph.state.files import append_line, atomic_write, read_lines
 
 EPOCH_FILE = "reads_epoch"
 

@@ -26,8 +26,6 @@ A run is *active* when status is "running" and both story.id and checkpoint
 are present. Anything else (no file, a torn file, other values) is inactive:
 hooks then behave as in an ordinary interactive session.
 """
-from __future__ import annotations
-
 import os
 
 from ralph import fastjson

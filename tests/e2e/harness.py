@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ..conftest import hook_state_dir
 from .api_server import EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, edit, read, text, tool_use, write
 
 __all__ = [
@@ -423,9 +424,9 @@ class RunResult:
         return git(self.repo, *args)
 
     def hooks_log(self) -> list[dict]:
-        """Our handlers' own log: <repo>/.ralph/logs/hooks.jsonl, one dict per call."""
+        """Our handlers' own log: logs/hooks.jsonl in the repo's state dir, one dict per call."""
         entries = []
-        for line in _read(self.repo / ".ralph" / "logs" / "hooks.jsonl").splitlines():
+        for line in _read(Path(hook_state_dir(str(self.repo))) / "logs" / "hooks.jsonl").splitlines():
             try:
                 entries.append(json.loads(line))
             except ValueError:

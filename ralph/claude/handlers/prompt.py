@@ -1,8 +1,9 @@
 """UserPromptSubmit: log the prompt (secrets redacted); during a loop run,
 inject the current story and what went wrong so far."""
-from __future__ import annotations
-
 from ralph.claude.protocol import HookCall, Outcome, allow, context
+from ralph.rules.redact import redact
+from ralph.state.failures import recent_failures
+from ralph.state.run_state import load_active_run
 
 PROMPT_LOG_CHARS = 2000
 FAILURE_EXCERPT_CHARS = 1500
@@ -11,16 +12,10 @@ FAILURE_EXCERPT_CHARS = 1500
 def handle(call: HookCall) -> Outcome:
     prompt = call.field("prompt", str, "")
     if prompt:
-        from ralph.rules.redact import redact
-
         call.log_extra["prompt"] = redact(prompt, PROMPT_LOG_CHARS)  # redact first, then cut
-    from ralph.state.run_state import load_active_run
-
     run = load_active_run(call.state_dir)
     if run is None:
         return allow()
-    from ralph.state.failures import recent_failures
-
     # only the current story's failures: a rollback of US-001 says nothing about US-002
     failures = [f for f in recent_failures(call.state_dir, run.run_id, limit=50) if f.get("story") == run.story_id][-3:]
     return context("UserPromptSubmit", story_context(run, failures))

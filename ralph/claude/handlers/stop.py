@@ -7,11 +7,15 @@ is allowed, the rollback policy's at-stop rule applies (see
 ralph/rules/rollback_policy.py), and the story is recorded as incomplete for
 the loop, so a stuck agent cannot spin until the client's block cap.
 """
-from __future__ import annotations
-
 import os
 
+from ralph.claude.bash_results import history_path, load_history, rollback_at_stop
 from ralph.claude.protocol import HookCall, Outcome, allow, block
+from ralph.plan import story_state
+from ralph.rules.outcome.baseline import counts_as_failure
+from ralph.rules.rollback_policy import last_run
+from ralph.state.failures import record_failure
+from ralph.state.run_state import load_active_run
 
 DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
 
@@ -27,8 +31,6 @@ def plan_file(call: HookCall, source: str) -> str | None:
 
 def missing_for(call: HookCall, run: object) -> list[str]:
     """What stands between the story and done, in words the agent can act on."""
-    from ralph.plan import story_state
-
     path = plan_file(call, run.source)
     shown = os.path.relpath(path, call.root) if path else (run.source or DEFAULT_PLAN_FILES[0])
     state = story_state(path, run.story_id) if path else None
@@ -37,12 +39,7 @@ def missing_for(call: HookCall, run: object) -> list[str]:
         missing.append(f"{run.story_id} is not found in {shown}")
     elif state != "done":
         missing.append(f"{run.story_id} is not marked done in {shown}")
-    from ralph.claude.bash_results import history_path, load_history
-    from ralph.rules.rollback_policy import last_run
-
     last = last_run(load_history(history_path(call.state_dir, run, call.session_id), run.iteration))
-    from ralph.rules.outcome.baseline import counts_as_failure
-
     if last is not None and counts_as_failure(last):  # failures already there at the checkpoint do not hold the stop
         failing = ", ".join(last.get("failing_tests") or [])
         missing.append(f"the last test run failed (`{last.get('command', '')}`{': ' + failing if failing else ''})")
@@ -50,8 +47,6 @@ def missing_for(call: HookCall, run: object) -> list[str]:
 
 
 def handle(call: HookCall) -> Outcome:
-    from ralph.state.run_state import load_active_run
-
     run = load_active_run(call.state_dir)
     if run is None:
         return allow()
@@ -60,9 +55,6 @@ def handle(call: HookCall) -> Outcome:
         return allow()
     call.log_extra["story"] = run.story_id
     if call.payload.get("stop_hook_active") is True:
-        from ralph.state.failures import record_failure
-        from ralph.claude.bash_results import rollback_at_stop
-
         rolled_back = rollback_at_stop(call, run)
         if rolled_back:
             missing.append(rolled_back)

@@ -1,0 +1,35 @@
+"""PreToolUse on Bash: the push/merge guard. A command too plain to push or
+merge (`ls -la`, `npm test`) is allowed at once; any other is judged by the
+guard, which is loaded only then."""
+import sys
+
+from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
+from ralph.rules.guard.programs.plain import obviously_harmless
+from ralph.state.locations import config_path
+
+# what the command needs -> the module that judges it (`judge(call, command,
+# config_path)`): the guard parses bash, and most commands never need it.
+JUDGES = {"shell": "ralph.claude.bash_guard"}
+
+
+def handle(call: HookCall) -> Outcome:
+    command = call.tool_input.get("command")
+    if not isinstance(command, str):
+        # The client rejects such input before running anything.
+        return allow()
+    if len(command) > MAX_JUDGED_COMMAND:
+        # Bounded work per call; what lies past any cut could be a push, so fail closed.
+        call.log_extra["command_chars"] = len(command)
+        return deny(
+            f"ralph-hooks did not run this command: it is {len(command)} characters long and the push/merge guard "
+            f"checks at most {MAX_JUDGED_COMMAND}. Write long content to a file with the Write tool, then run a short command."
+        )
+    path = config_path(call.root, call.environ)
+    if path is None:
+        # A ralph.toml [guard] table may block more programs: no fast path then.
+        if obviously_harmless(command):
+            call.log_extra["guard"] = "plain command"
+            return allow()
+    name = JUDGES["shell"]
+    __import__(name)
+    return sys.modules[name].judge(call, command, path)
