@@ -1,10 +1,14 @@
-"""The command line. Hook subcommands (ralph.claude.dispatch.SUBCOMMANDS) go straight to
-ralph.claude.dispatch, the hot path (bin/ralph sends them there without even importing
-this module); every other command is imported only when asked for, so a hook
-call pays for nothing it does not use (no argparse, no loop code)."""
-from __future__ import annotations
-
+"""The command line. Hook subcommands (ralph.claude.protocol.SUBCOMMANDS) go
+straight to ralph.claude.dispatch, the hot path (bin/ralph sends them there
+without even importing this module); every other command's module is imported
+from COMMANDS only when asked for, so a hook call pays for nothing it does not
+use (no argparse, no loop code)."""
+import os
 import sys
+
+from ralph import __version__
+from ralph.claude import dispatch
+from ralph.claude.protocol import SUBCOMMANDS
 
 # command -> module with a `main(argv: list[str]) -> int`
 COMMANDS = {
@@ -69,27 +73,19 @@ def main(argv: list[str] | None = None) -> int:
         # the binary (or bin/ralph) reached through a `ralph-loop` symlink
         return loop_main()
     name = args[0] if args else ""
-    from ralph.claude.dispatch import SUBCOMMANDS
-
     event = SUBCOMMANDS.get(name)
     if event is not None:
         if "-h" in args[1:] or "--help" in args[1:]:
             # help, not a hook run: reads nothing, writes no state
             sys.stdout.write(HOOK_HELP.format(name=name, event=event or "any event; the payload names it"))
             return 0
-        from ralph.claude.dispatch import main as hook_main
-
-        return hook_main(event)
+        return dispatch.main(event)
     if name in COMMANDS:
-        import importlib
-
         try:
-            return importlib.import_module(COMMANDS[name]).main(args[1:])
+            return command_module(name).main(args[1:])
         except BrokenPipeError:
             return quiet_broken_pipe()
     if name in ("version", "--version", "-V"):
-        from ralph import __version__
-
         print(f"ralph-hooks {__version__}")
         return 0
     if name in ("", "help", "-h", "--help"):
@@ -99,12 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def command_module(name: str) -> object:
+    """The module of a command in COMMANDS, imported now."""
+    __import__(COMMANDS[name])
+    return sys.modules[COMMANDS[name]]
+
+
 def quiet_broken_pipe() -> int:
     """`ralph demo | head`: the reader left. End quietly, as a program killed
     by SIGPIPE would (exit 141), without a traceback or a second error when
     Python flushes stdout at exit."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -115,9 +115,7 @@ def quiet_broken_pipe() -> int:
 
 def loop_main() -> int:
     """`ralph-loop` (bin/ralph under that name)."""
-    from ralph.commands.loop import main as run_loop
-
     try:
-        return run_loop(sys.argv[1:])
+        return command_module("loop").main(sys.argv[1:])
     except BrokenPipeError:  # `ralph-loop --dry-run | head`
         return quiet_broken_pipe()

@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
+import sys
 
+from ralph.config import section_values
 
 # key -> (default, kind, minimum), the shape of ralph.loop.settings.LOOP_KEYS.
 SANDBOX_KEYS: dict[str, tuple[object, str, float | None]] = {
@@ -102,8 +106,6 @@ def sandbox_config(config: dict, path: str | None = None) -> dict:
     """The [sandbox] table of a parsed ralph.toml with every default filled in
     (lists as lists). Raises ConfigError as `<file>:<line>: [sandbox] key:
     what is wrong; how to fix` (ralph.config checks it, as every table)."""
-    from ralph.config import section_values
-
     values = section_values(config, "sandbox", path)
     return {key: list(value) if isinstance(value, (list, tuple)) else value for key, value in values.items()}
 
@@ -112,8 +114,6 @@ def sandbox_config(config: dict, path: str | None = None) -> dict:
 
 
 def _git(root: str, *args: str) -> str:
-    import subprocess  # lazily: validating [sandbox] (ralph-loop --dry-run) runs no program
-
     try:
         done = subprocess.run(["git", "-C", root, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               stdin=subprocess.DEVNULL, timeout=30)
@@ -355,10 +355,6 @@ def probe(bwrap: str | None = None, socat: str | None = None, timeout: float = 2
     Code needs on Linux: `bwrap` and `socat` on PATH, and bubblewrap able to
     build a sandbox here (new namespaces, a read-only root, no network).
     `path` replaces $PATH for finding the two programs."""
-    import shutil
-    import subprocess
-    import sys
-
     if sys.platform == "darwin":
         return True, "macOS: Claude Code uses the system's sandbox-exec (nothing to install)"
     if not sys.platform.startswith("linux"):

@@ -11,7 +11,10 @@ import pytest
 from ralph.config import ConfigError
 from ralph.loop.display import CLEAR_LINE, Display
 from ralph.loop.settings import loop_settings
-from ralph.plan import PlanError, load_stories, parse_plan_md, rewrite_plan_md_state, rewrite_prd_state, set_story_state
+from ralph.plan import PlanError, load_stories, set_story_state
+from ralph.plan_markdown import parse as parse_plan_md
+from ralph.plan_markdown import rewrite_state as rewrite_plan_md_state
+from ralph.plan_prd import rewrite_state as rewrite_prd_state
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])

@@ -1,5 +1,5 @@
 """plan.md is parsed by hand (no `re` on `ralph-loop --dry-run`); the regular
-expressions in ralph.plan define the grammar. Here the hand parser is held to
+expressions in ralph.plan_markdown define the grammar. Here the hand parser is held to
 them: line by line and whole plans, on every text in the repository (tests,
 README, packaged templates) and on generated lines built from the characters
 the grammar cares about."""
@@ -12,8 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph import plan
-from ralph.plan import BOX_STATES, PlanError, Story, criterion_text, parse_plan_md, rewrite_plan_md_state, story_id, story_line
+from ralph import plan_markdown as plan
+from ralph.plan import PlanError, Story
+from ralph.plan_markdown import BOX_STATES, criterion_text, story_id, story_line
+from ralph.plan_markdown import parse as parse_plan_md
+from ralph.plan_markdown import rewrite_state as rewrite_plan_md_state
 
 STORY_LINE = re.compile(plan.STORY_LINE)
 STORY_ID = re.compile(plan.STORY_ID)

@@ -18,6 +18,11 @@ import json
 import os
 import sys
 
+from ralph.claude.protocol import bash_output, still_running
+from ralph.config import section_or_defaults
+from ralph.rules.outcome.tests_config import TestsConfig
+from ralph.rules.outcome.verdict import exit_code_from_failure, judge_test_run
+
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 
 
@@ -39,16 +44,12 @@ def bash_result(payload: object) -> tuple[str, int | None, str]:
     if not isinstance(command, str):
         raise PayloadError("tool_input.command is missing or not a string")
     if event == "PostToolUse":
-        from ralph.claude.protocol import bash_output, still_running
-
         response = payload.get("tool_response")
         # past its timeout the command went on in the background: no exit status yet (as the hooks judge it)
         return command, None if still_running(response) else 0, bash_output(response)
     error = payload.get("error")
     if not isinstance(error, str):
         raise PayloadError('PostToolUseFailure payload has no string "error" ("Exit code N\\n<output>")')
-    from ralph.rules.outcome.verdict import exit_code_from_failure
-
     exit_code, output = exit_code_from_failure(error)
     return command, exit_code, output
 
@@ -72,10 +73,6 @@ def main(argv: list[str]) -> int:
     except PayloadError as e:
         sys.stderr.write(f"ralph classify: {e}\n")
         return 2
-    from ralph.config import section_or_defaults
-    from ralph.rules.outcome.verdict import judge_test_run
-    from ralph.rules.outcome.tests_config import TestsConfig
-
     # the project's [tests] section (ralph.toml in the current directory), as the hooks read it
     values, problem = section_or_defaults(os.getcwd(), "tests", os.environ)
     tests_config = TestsConfig.from_values(values)

@@ -15,7 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from importlib import resources
+
+from ralph.state.files import atomic_write
 
 CAPTURED_PROJECT = "/home/dev/app"
 
@@ -98,8 +101,6 @@ def make_project(root: str) -> None:
 
 def start_loop_run(root: str) -> None:
     """What ralph-loop writes at the start of an iteration (see ralph/state/run_state.py)."""
-    from ralph.state.files import atomic_write
-
     head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     atomic_write(
         os.path.join(root, ".ralph", "plan.md"),
@@ -193,8 +194,6 @@ def main(argv: list[str]) -> int:
 
 def print_details(rows: list, max_lines: int = 8) -> None:
     """What the model (or the user) is told, in full, for each step that said something."""
-    import textwrap
-
     width = min(100, shutil.get_terminal_size((100, 20)).columns)
     print("\nWhat the agent is told:")
     for number, _, _, label, decision, detail, _ in rows:

@@ -14,8 +14,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib import resources
 
+from ralph import __version__
 from ralph.commands import install as settings
+from ralph.config import ConfigError, config_errors, config_path, load_config
+from ralph.sandbox import probe
+from ralph.state.locations import STATE_DIR_NAME, project_root
 
 # event -> the captured payload replayed through its command, and the answer
 # that proves the handler ran (PreToolUse: a `git push` must be denied)
@@ -111,8 +116,6 @@ def check_coverage(report: Report, active: dict) -> None:
 
 
 def load_payload(name: str, project: str) -> dict:
-    from importlib import resources
-
     text = resources.files("ralph").joinpath("data", "payloads", f"{name}.json").read_text(encoding="utf-8")
     return json.loads(text.replace(CAPTURED_PROJECT, project))
 
@@ -176,8 +179,6 @@ def check_round_trips(report: Report, active: dict, environ: dict) -> dict[str, 
 
 
 def check_config(report: Report, root: str, environ: dict) -> None:
-    from ralph.config import ConfigError, config_errors, config_path, load_config
-
     path = config_path(root, environ)
     if path is None:
         report.ok("ralph.toml", f"none in {root} (defaults apply)")
@@ -195,8 +196,6 @@ def check_config(report: Report, root: str, environ: dict) -> None:
 
 
 def check_state_dir(report: Report, root: str) -> None:
-    from ralph.state.locations import STATE_DIR_NAME
-
     state = os.path.join(root, STATE_DIR_NAME)
     if not os.path.isdir(state):
         parent_ok = os.access(root, os.W_OK | os.X_OK)
@@ -236,8 +235,6 @@ def check_sandbox(report: Report, root: str, environ: dict) -> None:
     """One sandboxed probe (ralph.sandbox.probe). A failure is a problem when
     a settings file turns the client's sandbox on; else ralph-loop (whose
     [sandbox] is on by default) is what would refuse to start."""
-    from ralph.sandbox import probe
-
     works, found = probe(path=environ.get("PATH"))
     enabled_in = sandbox_enabled(root, environ)
     if works:
@@ -266,8 +263,6 @@ def claude_version(environ: dict) -> str | None:
 
 
 def run(root: str, plugin: str | None, environ: dict, round_trips: bool = True) -> tuple[Report, dict]:
-    from ralph import __version__
-
     report = Report()
     report.ok("ralph", f"ralph-hooks {__version__} ({settings.entry_point()})")
     version = claude_version(environ)
@@ -290,8 +285,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin", metavar="DIR", help="also count the hooks of the plugin in DIR (as claude --plugin-dir DIR loads it)")
     parser.add_argument("--no-round-trip", action="store_true", help="check the files only; run no hook")
     args = parser.parse_args(argv)
-    from ralph.state.locations import project_root
-
     root = project_root(os.getcwd())
     report, latencies = run(root, args.plugin, dict(os.environ), not args.no_round_trip)
     if args.json:

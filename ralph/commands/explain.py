@@ -15,6 +15,10 @@ import json
 import os
 import sys
 
+from ralph.config import ConfigError, load_section
+from ralph.rules.guard.judge import GuardPolicy, judge_command
+from ralph.state.locations import project_root
+
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
@@ -30,10 +34,6 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("ralph explain: give the command to judge, e.g. ralph explain \"git push origin main\"\n")
         return 2
     command = sys.stdin.read() if args.command == ["-"] else " ".join(args.command)
-
-    from ralph.config import ConfigError, load_section
-    from ralph.state.locations import project_root
-    from ralph.rules.guard.judge import GuardPolicy, judge_command
 
     policy = None
     try:

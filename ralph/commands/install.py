@@ -20,14 +20,22 @@ them in step).
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 import time
+from importlib import resources
 
+from ralph import __version__
 from ralph.claude.protocol import CLIENT_EVENTS, HOOK_ENTRIES, NO_MATCHER_EVENTS, SUBCOMMANDS
+from ralph.config import ConfigError, config_path, load_config
+from ralph.sandbox import merge_settings, probe, settings_layer
+from ralph.state.files import atomic_write
+from ralph.state.locations import ensure_state_gitignore, project_root
 
 # what each event's matcher must let through for our handler to do its job
 REQUIRED_TOOLS = {event: tuple(m.split("|")) for event, (m, _, _, _) in HOOK_ENTRIES.items() if m}
@@ -166,8 +174,6 @@ def matcher_matches(matcher: object, tool: str) -> bool:
         return True
     if not isinstance(matcher, str):
         return False
-    import re
-
     if re.fullmatch(r"[A-Za-z0-9_|, -]+", matcher):
         names = {part.strip() for part in re.split(r"[|,]", matcher)}
         return tool in names
@@ -287,8 +293,6 @@ def render(data: dict) -> str:
 
 
 def diff(path: str, old: str | None, new: str) -> str:
-    import difflib
-
     lines = difflib.unified_diff((old or "").splitlines(True), new.splitlines(True),
                                  fromfile=path if old is not None else "/dev/null", tofile=path)
     return "".join(lines)
@@ -297,8 +301,6 @@ def diff(path: str, old: str | None, new: str) -> str:
 def write_settings(path: str, text: str, existed: bool) -> str | None:
     """Back up the current file (timestamped, beside it), then replace it
     atomically. Returns the backup's path."""
-    from ralph.state.files import atomic_write
-
     backup = None
     if existed:
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -333,8 +335,6 @@ def findings_for(path: str, data: dict, read_by_client: bool, environ: dict[str,
                         "Claude Code does not read this file. Fix: `ralph install --user --move` (writes them to "
                         f"{os.path.join(claude_dir(environ), 'settings.json')} and removes them here)")
         return problems
-    import difflib
-
     seen_commands: set[str] = set()
     for event, matcher, handler in entries:
         if event not in CLIENT_EVENTS:
@@ -430,8 +430,6 @@ def main(argv: list[str]) -> int:
         return 2
     if args.plugin:
         return write_plugin(args.plugin, program, args.dry_run)
-    from ralph.state.locations import project_root
-
     root = project_root(os.getcwd())
     scope = scope_of(args)
     path = settings_path(scope, root)
@@ -446,8 +444,6 @@ def main(argv: list[str]) -> int:
         layer = sandbox_layer(root)
         if layer is None:
             return 1
-        from ralph.sandbox import merge_settings
-
         wanted = merge_settings(wanted, layer)
     new = render(wanted)
     status = 0
@@ -469,8 +465,6 @@ def main(argv: list[str]) -> int:
                 print(f"  replaced an entry that would not have worked: {problem}")
     state = os.path.join(root, ".ralph")
     if not args.dry_run and os.path.isdir(state) and not os.path.lexists(os.path.join(state, ".gitignore")):
-        from ralph.state.locations import ensure_state_gitignore
-
         ensure_state_gitignore(state)
         print(f"wrote {state}/.gitignore (keeps hook logs and session state out of `git add -A`)")
     status = max(status, handle_ignored(root, args))
@@ -491,9 +485,6 @@ def main(argv: list[str]) -> int:
 def sandbox_layer(root: str) -> dict | None:
     """The sandbox settings for `root` (ralph.sandbox), after one probe shows
     the sandbox runs here; None (and why, on stderr) when it cannot."""
-    from ralph.config import ConfigError, config_path, load_config
-    from ralph.sandbox import probe, settings_layer
-
     works, found = probe()
     if not works:
         sys.stderr.write(f"ralph install: the Bash sandbox cannot run here: {found}; nothing was written\n")
@@ -545,8 +536,6 @@ def uninstall_main(argv: list[str]) -> int:
     add_scope_flags(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     args = parser.parse_args(argv)
-    from ralph.state.locations import project_root
-
     path = settings_path(scope_of(args), project_root(os.getcwd()))
     try:
         data, old = read_settings(path)
@@ -577,8 +566,6 @@ LAUNCHER_COMMAND = "${CLAUDE_PLUGIN_ROOT}/hooks/" + LAUNCHER_NAME
 
 
 def plugin_manifest() -> dict:
-    from ralph import __version__
-
     return {
         "name": PLUGIN_NAME,
         "version": __version__,
@@ -593,8 +580,6 @@ def plugin_hooks() -> dict:
 
 def launcher_text(program: str | None = None) -> str:
     """The launcher script; `program` bakes in the ralph it runs by default."""
-    from importlib import resources
-
     text = resources.files("ralph").joinpath("data", LAUNCHER_NAME).read_text(encoding="utf-8")
     if program:
         text = text.replace("\ndefault_ralph=\n", f"\ndefault_ralph={shlex.quote(program)}\n", 1)
@@ -602,8 +587,6 @@ def launcher_text(program: str | None = None) -> str:
 
 
 def write_plugin(directory: str, program: str, dry_run: bool) -> int:
-    from ralph.state.files import atomic_write
-
     files = {
         os.path.join(".claude-plugin", "plugin.json"): json.dumps(plugin_manifest(), indent=2) + "\n",
         os.path.join("hooks", "hooks.json"): render(plugin_hooks()),

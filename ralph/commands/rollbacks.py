@@ -16,6 +16,9 @@ import json
 import os
 import sys
 
+from ralph.rollback import RollbackError, list_snapshots, restore_snapshot, save_snapshot
+from ralph.state.locations import project_root
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ralph rollbacks", description="List or restore work saved before a rollback.")
@@ -32,8 +35,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _root(directory: str | None) -> str:
-    from ralph.state.locations import project_root
-
     return project_root(os.path.abspath(directory or os.getcwd()))
 
 
@@ -55,8 +56,6 @@ def _table(rows: list[dict]) -> str:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from ralph.rollback import RollbackError, list_snapshots, restore_snapshot, save_snapshot
-
     root = _root(args.directory)
     action = args.action or "list"
     try:

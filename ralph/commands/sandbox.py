@@ -10,6 +10,10 @@ import json
 import os
 import sys
 
+from ralph.config import ConfigError, config_path, load_config
+from ralph.sandbox import explained_layer, probe
+from ralph.state.locations import project_root
+
 USAGE = """\
 usage: ralph sandbox print|explain|check [-C DIR]
 
@@ -39,15 +43,9 @@ def main(argv: list[str]) -> int:
         return 0 if args and args[0] in ("-h", "--help", "help") else 2
     action = args[0]
     if action == "check":
-        from ralph.sandbox import probe
-
         ok, message = probe()
         (sys.stdout if ok else sys.stderr).write(f"sandbox {'ok' if ok else 'UNAVAILABLE'}: {message}\n")
         return 0 if ok else 1
-
-    from ralph.config import ConfigError, config_path, load_config
-    from ralph.state.locations import project_root
-    from ralph.sandbox import explained_layer
 
     root = os.path.abspath(directory) if directory else project_root(os.getcwd())
     try:
@@ -62,8 +60,6 @@ def main(argv: list[str]) -> int:
 
 
 def explain(root: str, reasons: list[tuple[str, str, str]]) -> int:
-    from ralph.sandbox import probe
-
     out = sys.stdout
     out.write(f"Claude Code sandbox settings for {root} (ralph sandbox print shows them as JSON)\n")
     current = None
