@@ -310,6 +310,7 @@ def run(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None =
                     if not unwritten:
                         selector.unregister(in_fd)
                         proc.stdin.close()
+                        in_fd = -1
                     continue
                 try:
                     chunk = os.read(fd, READ_BYTES)

@@ -306,7 +306,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
         return result
     result.exit_code = ran.exit_code
     result.timed_out = ran.timed_out
-    result.interrupted = ran.stopped or interrupts.stopping
+    result.interrupted = interrupts.stopping
     result.tail = bytes(ran.output.tail)
     return result
 
