@@ -33,7 +33,7 @@ DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
 MAX_DEPTH = 2
 OUTPUT_CAP = 64 * 1024  # bytes kept per stream; the rest is read and dropped
 ENV_VALUE_CAP = 64 * 1024  # Linux refuses a single env string over 128 KiB
-KILL_GRACE = 0.2
+KILL_GRACE = 0.2  # after SIGTERM, and after the hook exits: then its group is killed
 
 # key -> (default, kind, minimum), the shape of LOOP_KEYS in ralph/loop/settings.py
 EVENT_KEYS: dict[str, tuple[object, str, float | None]] = {
@@ -391,100 +391,29 @@ class HookRun:
         return "success" if self.exit_code == 0 else "failed"
 
 
-def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_data: bytes, timeout: float,
-                cap: int = OUTPUT_CAP) -> HookRun:
-    """Run one hook in its own process group: stdin fed and stdout/stderr read
-    without blocking, at most `cap` bytes of each kept, the group killed at
-    `timeout` and as soon as the hook itself has exited."""
-    import select
-    import signal
-    import subprocess
-
-    from ralph.process import kill_group
+def run_command(command: str | list[str], cwd: str, env: dict[str, str], stdin_data: bytes, timeout: float) -> HookRun:
+    """Run one hook (ralph.process.run) in a session of its own: stdin fed,
+    stdout and stderr read apart, at most OUTPUT_CAP bytes of each kept, the
+    group killed at `timeout` and as soon as the hook itself has exited."""
+    # Here, not at the top: the runner's imports (subprocess, signal, ctypes)
+    # cost about as much as a whole hook call, and this module is loaded on
+    # every call in a project that declares event hooks, most of which run none.
+    from ralph import process
 
     result = HookRun()
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    started = time.monotonic()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
-    except (OSError, ValueError) as e:
-        result.error = f"could not start: {getattr(e, 'strerror', None) or e}"
+    ran = process.run(process.argv_for(command), cwd=cwd, env=env, stdin=stdin_data, timeout=timeout, max_bytes=OUTPUT_CAP,
+                      head_bytes=OUTPUT_CAP, merge_stderr=False, kill_grace=KILL_GRACE, drain=KILL_GRACE,
+                      new_session=True)
+    if ran.error:
+        result.error = f"could not start: {ran.error}"
         return result
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    kept = {out_fd: bytearray(), err_fd: bytearray()}
-    open_fds = set(kept)
-    stdin_fd = proc.stdin.fileno()
-    view = memoryview(stdin_data)
-    poller = select.poll()
-    for fd in open_fds:
-        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    if view:
-        os.set_blocking(stdin_fd, False)
-        poller.register(stdin_fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-    else:
-        proc.stdin.close()
-        stdin_fd = -1
-    deadline = started + timeout
-    exited_at = None
-    try:
-        while open_fds:
-            now = time.monotonic()
-            if now >= deadline:
-                result.timed_out = True
-                break
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > KILL_GRACE:
-                kill_group(proc.pid, signal.SIGKILL)  # its leftovers hold our pipes
-            wait_ms = int(min(deadline - now, 0.05 if exited_at is None else KILL_GRACE) * 1000) + 1
-            for fd, flags in poller.poll(wait_ms):
-                if fd == stdin_fd:
-                    try:
-                        written = os.write(fd, view[:65536])
-                        view = view[written:]
-                    except BlockingIOError:
-                        continue
-                    except OSError:  # the hook closed its stdin: fine
-                        view = view[:0]
-                    if not view:
-                        poller.unregister(fd)
-                        proc.stdin.close()
-                        stdin_fd = -1
-                    continue
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                result.bytes += len(chunk)
-                buffer = kept[fd]
-                if len(buffer) < cap:
-                    buffer.extend(chunk[: cap - len(buffer)])
-        if result.timed_out:
-            kill_group(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(KILL_GRACE)
-            except subprocess.TimeoutExpired:
-                pass
-        kill_group(proc.pid, signal.SIGKILL)
-        proc.wait()
-    finally:
-        if proc.returncode is None:  # interrupted (ralph's own deadline): leave nothing behind
-            kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
-    result.exit_code = proc.returncode
-    result.stdout = bytes(kept[out_fd])
-    result.stderr = bytes(kept[err_fd])
-    result.seconds = time.monotonic() - started
+    assert ran.errors is not None
+    result.exit_code = ran.exit_code
+    result.timed_out = ran.timed_out
+    result.stdout = bytes(ran.output.head)
+    result.stderr = bytes(ran.errors.head)
+    result.bytes = ran.output.total + ran.errors.total
+    result.seconds = ran.duration
     return result
 
 

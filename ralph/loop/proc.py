@@ -1,6 +1,7 @@
-"""Child processes: the agent and the verify command, each in its own process
-group (so a timeout or Ctrl-C kills everything they started), output streamed
-as it arrives; and the few git calls the loop needs.
+"""The loop's child processes: the agent and the verify command, run by
+ralph.process (each in its own process group, so a timeout or Ctrl-C kills
+everything they started; output streamed as it arrives), the signals that
+stop a run, the iteration log, and the few git calls the loop needs.
 
 Nothing a child starts outlives the loop, even one killed with SIGKILL: the
 child's leader gets PR_SET_PDEATHSIG (Linux), and a watchdog process (one per
@@ -12,13 +13,13 @@ next run ends it before touching anything if both of those were killed too.
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import subprocess
-import threading
-import time
+import sys
 
-from ralph.process import kill_group
+from ralph import process
+from ralph.process import Group, LineLog, argv_for
+from ralph.rules.redact import redact
 
 KILL_GRACE_SECONDS = 5.0  # SIGTERM first; SIGKILL if the group is still there after this
 DRAIN_SECONDS = 2.0  # after the leader exits, how long leftovers may keep the pipe open
@@ -31,27 +32,27 @@ class Interrupts:
     one kills it at once and forces the finish. Also where the current child
     group is announced: to the watchdog and to `on_group` (run.json)."""
 
-    __slots__ = ("signum", "count", "_pgid", "previous", "watchdog", "on_group")
+    __slots__ = ("signum", "count", "group", "previous", "watchdog", "on_group")
 
     def __init__(self) -> None:
         self.signum = 0
         self.count = 0
-        self._pgid = 0
+        self.group: Group | None = None  # the child group running now
         self.previous: dict[int, object] = {}
         self.watchdog: Watchdog | None = None
         self.on_group = None  # called with each new child group's id
 
-    @property
-    def pgid(self) -> int:
-        return self._pgid
-
-    @pgid.setter
-    def pgid(self, value: int) -> None:
-        self._pgid = value
+    def attach(self, group: Group | None) -> None:
+        """The run's `on_group`: this child group runs now (None: it is over)."""
+        self.group = group
+        pgid = group.pgid if group is not None else 0
         if self.watchdog is not None:
-            self.watchdog.watch(value)
-        if value and self.on_group is not None:
-            self.on_group(value)
+            self.watchdog.watch(pgid)
+        if group is not None:
+            if self.on_group is not None:
+                self.on_group(pgid)
+            if self.forced:  # the second signal came while it was starting
+                group.kill()
 
     def install(self) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -66,7 +67,11 @@ class Interrupts:
         self.count += 1
         if not self.signum:
             self.signum = signum
-        self.kill_group(signal.SIGTERM if self.count == 1 else signal.SIGKILL)
+        if self.group is not None:
+            if self.count == 1:
+                self.group.terminate()
+            else:
+                self.group.kill()
 
     @property
     def stopping(self) -> bool:
@@ -76,12 +81,8 @@ class Interrupts:
     def forced(self) -> bool:
         return self.count > 1
 
-    def kill_group(self, sig: int) -> None:
-        if self.pgid:
-            kill_group(self.pgid, sig)
 
-
-class RedactedLog:
+class RedactedLog(LineLog):
     """An iteration log file that never holds a secret in clear: output is
     written line by line through ralph.rules.redact. A private-key block
     spans lines, so from its BEGIN line to its END line nothing is written
@@ -89,49 +90,20 @@ class RedactedLog:
 
     MAX_LINE = 64 * 1024
 
-    __slots__ = ("file", "pending", "in_key")
+    __slots__ = ("in_key",)
 
     def __init__(self, file: object) -> None:
-        self.file = file
-        self.pending = b""
+        super().__init__(file, self.redact_line, self.MAX_LINE)
         self.in_key = False
 
-    def write(self, data: bytes) -> None:
-        self.pending += data
-        while True:
-            end = self.pending.find(b"\n")
-            if end < 0:
-                if len(self.pending) > self.MAX_LINE:
-                    piece, self.pending = self.pending[: self.MAX_LINE], self.pending[self.MAX_LINE:]
-                    self._write_line(piece)
-                return
-            line, self.pending = self.pending[: end + 1], self.pending[end + 1:]
-            self._write_line(line)
-
-    def _write_line(self, line: bytes) -> None:
-        from ralph.rules.redact import redact
-
-        text = line.decode("utf-8", "replace")
+    def redact_line(self, text: str) -> str | None:
         if self.in_key:
             if "PRIVATE KEY" in text and "-----END" in text:
                 self.in_key = False
-            return
+            return None
         if "PRIVATE KEY" in text and "-----BEGIN" in text and "-----END" not in text.split("-----BEGIN", 1)[1]:
             self.in_key = True
-        body = text.rstrip("\r\n")
-        self.file.write((redact(body) + text[len(body):]).encode("utf-8"))  # type: ignore[attr-defined]
-
-    def flush(self) -> None:
-        if self.pending:
-            pending, self.pending = self.pending, b""
-            self._write_line(pending)
-        self.file.flush()  # type: ignore[attr-defined]
-
-    def close(self) -> None:
-        try:
-            self.flush()
-        finally:
-            self.file.close()  # type: ignore[attr-defined]
+        return redact(text)
 
 
 class ProcessResult:
@@ -150,53 +122,7 @@ class ProcessResult:
         return self.tail.decode("utf-8", "replace")
 
 
-def argv_for(command: list[str] | str) -> list[str]:
-    """A string runs through /bin/sh -c (pipes, env vars); a list runs as is."""
-    return ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-
-
-def feed_stdin(pipe: object, data: bytes) -> None:
-    """Write a child's whole input, then close it (a thread: the child may not read)."""
-    try:
-        pipe.write(data)  # type: ignore[attr-defined]
-    except (BrokenPipeError, OSError, ValueError):
-        pass  # the child did not read its input; that is its business
-    try:
-        pipe.close()  # type: ignore[attr-defined]
-    except (BrokenPipeError, OSError, ValueError):
-        pass
-
-
-# ---- processes that must die with the loop ----
-
-PR_SET_PDEATHSIG = 1
-_libc: list = []
-
-
-def _die_with_parent() -> None:
-    """Pre-exec in the child: SIGKILL when the loop dies (Linux; else nothing).
-    Only calls the function looked up in the parent: nothing is imported or
-    resolved between fork and exec."""
-    if _libc and _libc[0] is not None:
-        _libc[0](PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def _load_libc() -> None:
-    """prctl(2), looked up in the parent, once (None off Linux)."""
-    if _libc:
-        return
-    try:
-        import ctypes
-        import sys
-
-        if not sys.platform.startswith("linux"):
-            raise OSError("prctl is Linux only")
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
-        _libc.append(prctl)
-    except (ImportError, OSError, AttributeError):
-        _libc.append(None)
-
+# ---- the watchdog: what the loop started dies with it ----
 
 WATCHDOG_CODE = r"""
 import os, signal, sys
@@ -236,8 +162,6 @@ class Watchdog:
 
     @classmethod
     def start(cls) -> Watchdog:
-        import sys
-
         read_end, write_end = os.pipe()
         os.set_inheritable(read_end, True)
         try:
@@ -366,81 +290,24 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
     """Run `command` in a new process group, feed it stdin_data, pass every
     chunk of its merged stdout/stderr to each sink, and stop it at the timeout
     or on an interrupt. Never raises for a child that fails to start."""
+    argv = argv_for(command)
+
+    def to_sinks(chunk: bytes) -> None:
+        for sink in sinks:
+            sink(chunk)
+
+    ran = process.run(argv, cwd=cwd, env=env, stdin=stdin_data, timeout=timeout, max_bytes=TAIL_BYTES,
+                      on_output=to_sinks, stop=lambda: interrupts.stopping, on_group=interrupts.attach,
+                      kill_grace=KILL_GRACE_SECONDS, drain=DRAIN_SECONDS)
     result = ProcessResult()
-    started = time.monotonic()
-    _load_libc()
-    try:
-        proc = subprocess.Popen(
-            argv_for(command), cwd=cwd, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0,
-            preexec_fn=_die_with_parent if _libc[0] is not None else None,
-        )
-    except OSError as e:
-        result.error = f"cannot run {argv_for(command)[0]!r}: {e.strerror or e}"
-        result.duration = time.monotonic() - started
+    result.duration = ran.duration
+    if ran.error:
+        result.error = f"cannot run {argv[0]!r}: {ran.error}"
         return result
-    interrupts.pgid = proc.pid
-    feeder = None
-    if stdin_data:
-        feeder = threading.Thread(target=feed_stdin, args=(proc.stdin, stdin_data), daemon=True)
-        feeder.start()
-    else:
-        proc.stdin.close()  # type: ignore[union-attr]
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    selector = selectors.DefaultSelector()
-    selector.register(fd, selectors.EVENT_READ)
-    deadline = started + timeout
-    term_sent_at = 0.0
-    exited_at = 0.0
-    tail = bytearray()
-    try:
-        while True:
-            now = time.monotonic()
-            if interrupts.stopping and not result.interrupted:
-                result.interrupted = True
-                term_sent_at = term_sent_at or now  # the handler already sent SIGTERM
-            if not result.interrupted and not result.timed_out and now >= deadline:
-                result.timed_out = True
-                term_sent_at = now
-                interrupts.kill_group(signal.SIGTERM)
-            if term_sent_at and (interrupts.forced or now - term_sent_at >= KILL_GRACE_SECONDS):
-                interrupts.kill_group(signal.SIGKILL)
-            if not exited_at and proc.poll() is not None:
-                exited_at = now
-            if exited_at and now - exited_at >= DRAIN_SECONDS:
-                break  # something the agent left behind holds the pipe; it is killed below
-            wait = 1.0
-            if not term_sent_at and not result.timed_out:
-                wait = min(wait, max(0.0, deadline - now))
-            if exited_at:
-                wait = min(wait, 0.1)
-            if not selector.select(wait):
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                break
-            for sink in sinks:
-                sink(chunk)
-            tail += chunk
-            if len(tail) > TAIL_BYTES:
-                del tail[: len(tail) - TAIL_BYTES]
-    finally:
-        selector.close()
-        # the leader may be done, but nothing it started outlives the iteration
-        kill_group(proc.pid, signal.SIGKILL)
-        result.exit_code = proc.wait()
-        interrupts.pgid = 0
-        proc.stdout.close()
-        if feeder is not None:
-            feeder.join(1.0)
-    if interrupts.stopping:
-        result.interrupted = True
-    result.tail = bytes(tail)
-    result.duration = time.monotonic() - started
+    result.exit_code = ran.exit_code
+    result.timed_out = ran.timed_out
+    result.interrupted = interrupts.stopping
+    result.tail = bytes(ran.output.tail)
     return result
 
 

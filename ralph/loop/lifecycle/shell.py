@@ -8,6 +8,7 @@ import os
 
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
+from ralph.loop.lifecycle.config import check_keys, exported_names
 
 KEYS: dict[str, tuple[object, str, float | None]] = {
     "command": (None, "command", None),
@@ -18,8 +19,6 @@ EXPORTS: tuple[str, ...] = ()
 
 
 def validate(table: dict, where: object) -> list[str]:
-    from ralph.loop.lifecycle.config import check_keys, exported_names
-
     errors = []
     name = getattr(where, "table", "hooks")
     if "command" not in table:
@@ -47,8 +46,6 @@ def validate(table: dict, where: object) -> list[str]:
 
 def prepare(action: object, ctx: RunContext) -> tuple[list[str], str, str, dict[str, str]]:
     """(argv, command for people, cwd, env) for one run."""
-    from ralph.loop.lifecycle.config import exported_names
-
     exports = exported_names()  # ${HOOK_RESPONSE}-style names set by earlier actions
     command = action["command"]  # type: ignore[index]
     if isinstance(command, str):
@@ -70,6 +67,8 @@ def prepare(action: object, ctx: RunContext) -> tuple[list[str], str, str, dict[
 
 
 def run(action: object, ctx: RunContext) -> ActionResult:
+    # the process runner (subprocess) here, not at the top: `ralph-loop
+    # --dry-run` validates shell hooks (importing this module) without running them
     from ralph.loop.lifecycle import process
 
     argv, shown, cwd, env = prepare(action, ctx)

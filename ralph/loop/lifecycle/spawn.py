@@ -30,7 +30,10 @@ import time
 
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
-from ralph.loop.lifecycle.webhook import strings_in
+from ralph.loop.lifecycle.config import check_keys, exported_names
+from ralph.loop.lifecycle.webhook import expand_env, strings_in
+from ralph.state.files import atomic_write, read_json_object
+from ralph.state.locations import STATE_DIR_NAME
 
 PIPELINES_DIR = "pipelines"
 CHILDREN_DIR = "children"
@@ -57,8 +60,6 @@ EXPORTS: tuple[str, ...] = ("RALPH_SPAWN_OUTPUT",)
 
 
 def validate(table: dict, where: object) -> list[str]:
-    from ralph.loop.lifecycle.config import check_keys, exported_names
-
     name = "hooks"
     pipeline = table.get("pipeline")
     if pipeline is None:
@@ -88,9 +89,6 @@ def valid_name(name: str) -> bool:
 
 def substituted(value: object, values: dict[str, str], env: dict[str, str]) -> object:
     """Strings with their variables filled in (plain: the result is JSON-encoded or an env value)."""
-    from ralph.loop.lifecycle.config import exported_names
-    from ralph.loop.lifecycle.webhook import expand_env
-
     if isinstance(value, str):
         return expand_env(template.json_value(value, values, exported_names()), env)
     if isinstance(value, dict):
@@ -104,8 +102,6 @@ def substituted(value: object, values: dict[str, str], env: dict[str, str]) -> o
 
 def pipeline_dir(root: str, name: str) -> str:
     """Always the project's `.ralph/pipelines/<name>/` (a child's own state dir holds none)."""
-    from ralph.state.locations import STATE_DIR_NAME
-
     return os.path.join(root, STATE_DIR_NAME, PIPELINES_DIR, name)
 
 
@@ -114,8 +110,6 @@ def child_dir_for(state_dir: str, point: str, iteration: str) -> str:
     os.makedirs(base, exist_ok=True)
     ignore = os.path.join(base, ".gitignore")
     if not os.path.exists(ignore):
-        from ralph.state.files import atomic_write
-
         atomic_write(ignore, "# children of ralph-loop's spawn hooks: run state, never committed\n*\n", fsync=False)
     stem = f"{point}-{iteration or 0}"
     for n in range(1, 10000):
@@ -143,12 +137,13 @@ def child_env(parent: dict[str, str], extra: dict[str, str], context: dict[str, 
 
 
 def run(action: object, ctx: RunContext) -> ActionResult:
-    # json and shutil here, not at the top: `ralph-loop --dry-run` validates
-    # spawn hooks (importing this module) without running them
+    # json, shutil and the process runner (subprocess) here, not at the top:
+    # `ralph-loop --dry-run` validates spawn hooks (importing this module)
+    # without running them
     import json
     import shutil
 
-    from ralph.state.files import atomic_write
+    from ralph.loop.lifecycle import process
 
     started = time.monotonic()
     spec = action
@@ -207,8 +202,6 @@ def run(action: object, ctx: RunContext) -> ActionResult:
         record["pid"] = job.pid
         _write_record(child, record)
         return ActionResult(SUCCESS, message=f"child loop started in the background (pid {job.pid}) in {child}", command=shown)
-    from ralph.loop.lifecycle import process
-
     _write_record(child, record)
     outcome = process.run(argv, cwd=ctx.root, env=env, stdin_data=b"", timeout=timeout, stopping=ctx.stopping)
     record.update(ended=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), exit_code=outcome.exit_code)
@@ -254,8 +247,6 @@ def _int(text: str) -> int:
 def _write_record(child: str, record: dict) -> None:
     import json
 
-    from ralph.state.files import atomic_write
-
     try:
         atomic_write(os.path.join(child, SPAWN_FILE), json.dumps(record, indent=1) + "\n", fsync=False)
     except OSError:
@@ -263,16 +254,13 @@ def _write_record(child: str, record: dict) -> None:
 
 
 def _child_finish(child: str) -> dict:
-    from ralph.state.files import read_json_object
-
     return (read_json_object(os.path.join(child, "run.json")) or {}).get("finish") or {}
 
 
 def list_children(state_dir: str) -> list[dict]:
     """Every child of this project (for `ralph status`): what was spawned, and
     its state from its own run.json."""
-    from ralph.process import pid_alive
-    from ralph.state.files import read_json_object
+    from ralph.process import pid_alive  # not at the top: it loads subprocess, which the dry run must not
 
     base = os.path.join(state_dir, CHILDREN_DIR)
     try:
