@@ -44,9 +44,10 @@ HANDLERS: dict[str, dict[str, str]] = {
     "Stop": {"*": "ralph.claude.handlers.stop"},
 }
 # The users' own commands on Claude Code events ([[hooks.event]] in
-# ralph.toml), run after ralph's rule; imported only when ralph.toml can
-# declare them.
+# ralph.toml), after ralph's rule: which apply (imported only when ralph.toml
+# can declare them), and running them (only when one applies).
 EVENT_COMMANDS = "ralph.claude.event_commands"
+EVENT_COMMAND_RUNS = "ralph.claude.event_command_runs"
 
 
 class HookError(Exception):
@@ -200,7 +201,8 @@ def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: tup
         source = event_commands_source(call.root, call.environ)
         if source is None:
             return outcome
-    return load(EVENT_COMMANDS).run(call, outcome, raw, *source)
+    chosen, outcome = load(EVENT_COMMANDS).select(call, outcome, *source)
+    return load(EVENT_COMMAND_RUNS).run(call, outcome, raw, chosen) if chosen else outcome
 
 
 class Deadline(BaseException):
