@@ -250,7 +250,8 @@ def tests_config(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple
 
 def on_bash_result(call: HookCall, command: str, exit_code: int | None, output: str) -> Outcome | None:
     """Judge one Bash result; None when there is nothing to say."""
-    from ralph.rules.outcome.verdict import command_shape, judge_test_run
+    from ralph.rules.outcome.command_shape import command_shape
+    from ralph.rules.outcome.verdict import judge_test_run
 
     tests_config = load_tests_config(call)
     shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
