@@ -102,7 +102,7 @@ def _excerpt(output: str) -> str:
 
 def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
     """Save + reset to the checkpoint, then tell everyone: reads, failures, history. -> RollbackResult."""
-    from ralph.rollback import RollbackResult, save_and_restore
+    from ralph.rollback.restore import RollbackResult, save_and_restore
 
     try:
         # No alarm can cut this reset short: ralph.claude.dispatch arms its deadline on PreToolUse only.

@@ -55,7 +55,9 @@ def _table(rows: list[dict]) -> str:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from ralph.rollback import RollbackError, list_snapshots, restore_snapshot, save_snapshot
+    from ralph.rollback.git import RollbackError
+    from ralph.rollback.restore import restore_snapshot
+    from ralph.rollback.snapshots import list_snapshots, save_snapshot
 
     root = _root(args.directory)
     action = args.action or "list"
