@@ -33,7 +33,6 @@ import sys
 from ralph.rules.outcome.command_shape import DECLARED, CommandShape, command_shape
 from ralph.rules.outcome.reading import FAIL, MARKER, MAX_EVIDENCE, MAX_FAILING, NOT_TEST, PASS, UNKNOWN, ZERO, Finding, Text
 
-RUNNERS = "ralph.rules.outcome.runners."
 # runner -> the module that reads its output. Each module has READERS (runner ->
 # summary reader) and MARKERS (runner -> failure-marker reader); reader() imports
 # it on the first test run that needs it, so a Bash call that runs no test loads
@@ -41,16 +40,28 @@ RUNNERS = "ralph.rules.outcome.runners."
 # (tox, nox), the failure lines of script wrappers ("wrapper"), a bare
 # `N passed, N failed` line ("plain") and the generic grammar ("generic").
 RUNNER_MODULES = {
-    "pytest": RUNNERS + "python", "unittest": RUNNERS + "python", "tox": RUNNERS + "python", "nox": RUNNERS + "python",
-    "jest": RUNNERS + "javascript", "vitest": RUNNERS + "javascript", "mocha": RUNNERS + "javascript",
-    "deno": RUNNERS + "javascript", "bun": RUNNERS + "javascript",
-    "node": RUNNERS + "tap", "tape": RUNNERS + "tap", "tap": RUNNERS + "tap", "prove": RUNNERS + "tap", "bats": RUNNERS + "tap",
-    "go": RUNNERS + "go",
-    "cargo": RUNNERS + "rust",
-    "rspec": RUNNERS + "ruby", "minitest": RUNNERS + "ruby",
-    "phpunit": RUNNERS + "php",
-    "ctest": RUNNERS + "ctest",
-    "plain": RUNNERS + "plain", "wrapper": RUNNERS + "plain",
+    "pytest": "ralph.rules.outcome.runners.python",
+    "unittest": "ralph.rules.outcome.runners.python",
+    "tox": "ralph.rules.outcome.runners.python",
+    "nox": "ralph.rules.outcome.runners.python",
+    "jest": "ralph.rules.outcome.runners.javascript",
+    "vitest": "ralph.rules.outcome.runners.javascript",
+    "mocha": "ralph.rules.outcome.runners.javascript",
+    "deno": "ralph.rules.outcome.runners.javascript",
+    "bun": "ralph.rules.outcome.runners.javascript",
+    "node": "ralph.rules.outcome.runners.tap",
+    "tape": "ralph.rules.outcome.runners.tap",
+    "tap": "ralph.rules.outcome.runners.tap",
+    "prove": "ralph.rules.outcome.runners.tap",
+    "bats": "ralph.rules.outcome.runners.tap",
+    "go": "ralph.rules.outcome.runners.go",
+    "cargo": "ralph.rules.outcome.runners.rust",
+    "rspec": "ralph.rules.outcome.runners.ruby",
+    "minitest": "ralph.rules.outcome.runners.ruby",
+    "phpunit": "ralph.rules.outcome.runners.php",
+    "ctest": "ralph.rules.outcome.runners.ctest",
+    "plain": "ralph.rules.outcome.runners.plain",
+    "wrapper": "ralph.rules.outcome.runners.plain",
     "generic": "ralph.rules.outcome.generic",
 }
 # when the command names no runner: try these, most specific first (generic TAP last)
