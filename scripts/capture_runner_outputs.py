@@ -396,7 +396,7 @@ def scenarios() -> list[Scenario]:
     return out + round_two()
 
 
-# --- round two (issue 13): runners with no dedicated reader, hung runs, bail
+# --- round two (the generic reader's corpus): runners with no dedicated reader, hung runs, bail
 # modes, listing commands, interpreters, cut output, non-test look-alikes.
 # `group` says which set a capture belongs to: "tuned" (runners the generic
 # grammar was adjusted on), "holdout" (never looked at while adjusting it),
@@ -741,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated runners")
     ap.add_argument("--no-install", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove existing fixtures first")
-    ap.add_argument("--round-two", action="store_true", help="only the round-two captures (issue 13)")
+    ap.add_argument("--round-two", action="store_true", help="only the round-two captures (runners with no dedicated reader, hung runs, look-alikes)")
     args = ap.parse_args(argv)
     cache = Path(args.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from ralph.claude import event_command_runs
 from ralph.claude import event_commands as event_hooks
 from tests.conftest import RALPH, load_payload, run_hook, hook_state_dir
 from tests.loop_support import gone
@@ -478,18 +479,18 @@ def test_the_budget_bounds_a_chain_of_slow_hooks(repo: str) -> None:
 
 
 def test_run_command_reports_a_command_that_cannot_start(tmp_path) -> None:
-    result = event_hooks.run_command(["/nonexistent/tool"], str(tmp_path), {}, b"", 5)
+    result = event_command_runs.run_command(["/nonexistent/tool"], str(tmp_path), {}, b"", 5)
     assert result.status() == "error" and "could not start" in result.error
 
 
 def test_run_command_feeds_stdin_to_a_hook_that_reads_it_all(tmp_path) -> None:
     data = b"line\n" * 400_000
-    result = event_hooks.run_command("wc -c", str(tmp_path), dict(os.environ), data, 30)
+    result = event_command_runs.run_command("wc -c", str(tmp_path), dict(os.environ), data, 30)
     assert result.ok and int(result.stdout) == len(data)
 
 
 def test_run_command_survives_a_hook_that_ignores_its_stdin(tmp_path) -> None:
-    result = event_hooks.run_command("exec 0<&-; echo ok", str(tmp_path), dict(os.environ), b"x" * 5_000_000, 30)
+    result = event_command_runs.run_command("exec 0<&-; echo ok", str(tmp_path), dict(os.environ), b"x" * 5_000_000, 30)
     assert result.ok and result.stdout == b"ok\n"
 
 

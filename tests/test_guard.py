@@ -426,7 +426,7 @@ def test_the_parsers_rare_syntax_adds_methods_only() -> None:
 
 def test_guard_and_test_outcome_share_program_facts() -> None:
     from ralph.rules.guard.programs import facts as programs, models as program_models
-    from ralph.rules.outcome import verdict as test_outcome
+    from ralph.rules.outcome import command_shape as test_outcome
 
     assert test_outcome.SHELLS is programs.SHELLS
     assert program_models.WRAPPERS is programs.WRAPPERS
@@ -443,7 +443,7 @@ def test_guard_and_test_outcome_share_program_facts() -> None:
 
 
 def test_test_outcome_reads_commands_with_the_guard_parser() -> None:
-    from ralph.rules.outcome.verdict import shell_stages
+    from ralph.rules.outcome.command_shape import shell_stages
 
     stages = shell_stages("cd app && pytest -q 'tests/a b.py' | tee log; echo done")
     assert [(s.words, s.op) for s in stages] == [(["cd", "app"], "&&"), (["pytest", "-q", "tests/a b.py"], "|"),

@@ -8,7 +8,10 @@ import subprocess
 
 import pytest
 
-from ralph import rollback
+from ralph.rollback.git import Repo, RollbackError
+from ralph.rollback.lock import LOCK_NAME, STALE_LOCK_SECONDS
+from ralph.rollback.restore import restore_snapshot, save_and_restore
+from ralph.rollback.snapshots import find_snapshot, list_snapshots, save_snapshot
 
 GIT_ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
@@ -178,11 +181,11 @@ def test_rollback_resets_to_checkpoint_and_restore_brings_everything_back(tmp_pa
     before = full_state(repo)
     ignored_before = {k: v for k, v in before[0].items() if k.endswith(b".log") or k.startswith(b"build/")}
 
-    result = rollback.save_and_restore(str(repo), checkpoint, story="US-001", iteration=2, trigger="3 failing runs of `pytest -q`", run_id="r1")
+    result = save_and_restore(str(repo), checkpoint, story="US-001", iteration=2, trigger="3 failing runs of `pytest -q`", run_id="r1")
 
     if change is ignored_file_changes:  # nothing git would save: no snapshot, nothing reset
         assert not result.restored and "nothing to roll back" in result.message
-        assert full_state(repo) == before and rollback.list_snapshots(str(repo)) == []
+        assert full_state(repo) == before and list_snapshots(str(repo)) == []
         return
     assert result.restored, result.message
     assert result.ref.startswith("refs/ralph/rollbacks/") and result.ref.endswith(result.id)
@@ -193,7 +196,7 @@ def test_rollback_resets_to_checkpoint_and_restore_brings_everything_back(tmp_pa
     expected.update(ignored_before)  # ignored files: exactly as the iteration left them
     assert after_tree == expected
 
-    restored = rollback.restore_snapshot(str(repo), result.id)
+    restored = restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before, restored.message
     assert restored.pre_restore is None  # the tree was clean at the checkpoint: nothing to save first
 
@@ -205,7 +208,7 @@ def test_saving_touches_neither_index_nor_work_tree(tmp_path):
     index_bytes = index_file.read_bytes()
     index_mtime = index_file.stat().st_mtime_ns
     before = full_state(repo)
-    snap_id, ref, sha = rollback.save_snapshot(str(repo), "manual save", kind="manual")
+    snap_id, ref, sha = save_snapshot(str(repo), "manual save", kind="manual")
     assert full_state(repo) == before
     assert index_file.read_bytes() == index_bytes and index_file.stat().st_mtime_ns == index_mtime
     assert git(repo, "rev-parse", ref).decode().strip() == sha
@@ -220,8 +223,8 @@ def test_snapshot_metadata_is_listed(tmp_path):
     checkpoint = head(repo)
     untracked_files(repo)
     staged_changes(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="US-007", iteration=4, trigger="immediate: `pytest`\nfailed", run_id="run-9")
-    [snap] = rollback.list_snapshots(str(repo))
+    result = save_and_restore(str(repo), checkpoint, story="US-007", iteration=4, trigger="immediate: `pytest`\nfailed", run_id="run-9")
+    [snap] = list_snapshots(str(repo))
     info = snap.to_dict()
     assert info["id"] == result.id and info["ref"] == result.ref and info["sha"] == result.sha
     assert info["story"] == "US-007" and info["iteration"] == "4" and info["run_id"] == "run-9"
@@ -244,10 +247,10 @@ def test_byte_exact_despite_eol_and_filter_attributes(tmp_path):
     write(repo, "mixed.txt", b"lf\ncrlf\r\nlone cr\r")
     write(repo, "shout.up", b"MiXeD CaSe\n")
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert not (repo / "dos.txt").exists()
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
 
 
@@ -257,19 +260,19 @@ def test_restore_saves_dirty_work_first(tmp_path):
     dirty_index(repo)
     untracked_files(repo)
     first = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored
     # new work after the rollback, then a restore of the old work
     write(repo, "README.md", "work after the rollback\n")
     write(repo, "fresh.txt", "also new\n")
     git(repo, "add", "fresh.txt")
     second = full_state(repo)
-    restored = rollback.restore_snapshot(str(repo), result.id)
+    restored = restore_snapshot(str(repo), result.id)
     assert full_state(repo) == first
     assert restored.pre_restore is not None and restored.pre_restore.id in restored.message
     assert restored.pre_restore.fields["Kind"] == "pre-restore"
     # and that work comes back too
-    rollback.restore_snapshot(str(repo), restored.pre_restore.id)
+    restore_snapshot(str(repo), restored.pre_restore.id)
     assert full_state(repo) == second
 
 
@@ -278,12 +281,12 @@ def test_restore_twice_is_a_no_op(tmp_path):
     checkpoint = head(repo)
     everything(repo)
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
-    rollback.restore_snapshot(str(repo), result.id)
-    again = rollback.restore_snapshot(str(repo), result.id)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    restore_snapshot(str(repo), result.id)
+    again = restore_snapshot(str(repo), result.id)
     assert "already in place" in again.message and again.pre_restore is None
     assert full_state(repo) == before
-    assert len(rollback.list_snapshots(str(repo))) == 1
+    assert len(list_snapshots(str(repo))) == 1
 
 
 def test_restore_refuses_when_head_went_elsewhere_unless_forced(tmp_path):
@@ -292,15 +295,15 @@ def test_restore_refuses_when_head_went_elsewhere_unless_forced(tmp_path):
     untracked_files(repo)
     staged_changes(repo)
     before_tree, before_index, _ = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     write(repo, "other.txt", "another story\n")
     git(repo, "add", "other.txt")
     git(repo, "commit", "-q", "-m", "next story")
     moved = head(repo)
-    with pytest.raises(rollback.RollbackError, match="--force"):
-        rollback.restore_snapshot(str(repo), result.id)
+    with pytest.raises(RollbackError, match="--force"):
+        restore_snapshot(str(repo), result.id)
     assert not (repo / "staged_new.txt").exists()
-    rollback.restore_snapshot(str(repo), result.id, force=True)
+    restore_snapshot(str(repo), result.id, force=True)
     tree, index, now = full_state(repo)
     assert now.strip().decode() == moved
     assert tree == before_tree and index == before_index  # other.txt: not in the snapshot, removed (it is in HEAD)
@@ -312,9 +315,9 @@ def test_restore_moves_head_back_to_an_agent_commit(tmp_path):
     committed_during_iteration(repo)
     agent_head = head(repo)
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert head(repo) == checkpoint
-    restored = rollback.restore_snapshot(str(repo), result.id)
+    restored = restore_snapshot(str(repo), result.id)
     assert head(repo) == agent_head and restored.moved_head == agent_head
     assert git(repo, "symbolic-ref", "HEAD").strip() == b"refs/heads/main"
     assert full_state(repo) == before
@@ -330,7 +333,7 @@ def test_state_dir_and_nested_repo_are_never_touched(tmp_path):
     git(nested, "init", "-q")
     write(nested, "own.txt", "nested repo work\n")
     untracked_files(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert (repo / ".ralph/run.json").read_text() == "{}\n"
     assert (nested / "own.txt").read_text() == "nested repo work\n"
@@ -354,11 +357,11 @@ def test_rollback_with_a_clean_submodule(tmp_path):
     untracked_files(repo)
     staged_changes(repo)
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert tree_state(sub) == sub_state
     assert not (repo / "staged_new.txt").exists()
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
 
 
@@ -377,19 +380,19 @@ def test_rollback_refuses_with_a_dirty_submodule(tmp_path, dirt):
         git(sub, "commit", "-q", "-am", "sub commit")
     before = full_state(repo)
     sub_before = tree_state(sub)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved
     assert "libs/sub" in result.message and "submodule" in result.message
     assert full_state(repo) == before and tree_state(sub) == sub_before
-    assert rollback.list_snapshots(str(repo)) == []
+    assert list_snapshots(str(repo)) == []
 
 
 def test_empty_repository(tmp_path):
     repo = tmp_path / "empty"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    assert rollback.list_snapshots(str(repo)) == []
-    result = rollback.save_and_restore(str(repo), "0" * 40, story="S", iteration=1, trigger="t")
+    assert list_snapshots(str(repo)) == []
+    result = save_and_restore(str(repo), "0" * 40, story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved and "not a commit" in result.message
     # a snapshot of an unborn branch: untracked + staged, restorable after they are gone
     write(repo, "a.txt", "staged\n")
@@ -397,12 +400,12 @@ def test_empty_repository(tmp_path):
     write(repo, "a.txt", "unstaged\n")
     write(repo, "b.bin", b"\0\1\2")
     before = full_state(repo)
-    snap_id, ref, sha = rollback.save_snapshot(str(repo), "before wiping", kind="manual")
+    snap_id, ref, sha = save_snapshot(str(repo), "before wiping", kind="manual")
     assert full_state(repo) == before
     git(repo, "rm", "-q", "-f", "--cached", "a.txt")
     os.unlink(repo / "a.txt")
     os.unlink(repo / "b.bin")
-    restored = rollback.restore_snapshot(str(repo), snap_id)
+    restored = restore_snapshot(str(repo), snap_id)
     assert full_state(repo) == before
     assert restored.pre_restore is None
 
@@ -412,7 +415,7 @@ def test_nothing_to_save_still_resets_agent_commits(tmp_path):
     checkpoint = head(repo)
     write(repo, "src/app.py", "committed\n")
     git(repo, "commit", "-q", "-am", "agent")
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored and head(repo) == checkpoint
     assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
 
@@ -421,21 +424,21 @@ def test_unknown_id_lists_known_ids(tmp_path):
     repo = make_repo(tmp_path)
     checkpoint = head(repo)
     untracked_files(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
-    with pytest.raises(rollback.RollbackError) as info:
-        rollback.restore_snapshot(str(repo), "nope")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    with pytest.raises(RollbackError) as info:
+        restore_snapshot(str(repo), "nope")
     assert result.id in str(info.value) and "known ids" in str(info.value)
     # a unique prefix / the short sha / the full ref all work
-    assert rollback.find_snapshot(rollback.Repo(str(repo)), result.sha[:8]).id == result.id
-    assert rollback.find_snapshot(rollback.Repo(str(repo)), result.ref).id == result.id
+    assert find_snapshot(Repo(str(repo)), result.sha[:8]).id == result.id
+    assert find_snapshot(Repo(str(repo)), result.ref).id == result.id
 
 
 def test_not_a_git_repository(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
-    with pytest.raises(rollback.RollbackError, match="not inside a git work tree"):
-        rollback.list_snapshots(str(plain))
-    result = rollback.save_and_restore(str(plain), "abc", story="S", iteration=1, trigger="t")
+    with pytest.raises(RollbackError, match="not inside a git work tree"):
+        list_snapshots(str(plain))
+    result = save_and_restore(str(plain), "abc", story="S", iteration=1, trigger="t")
     assert not result.restored and "not inside a git work tree" in result.message
 
 
@@ -443,11 +446,11 @@ def test_restore_refuses_to_overwrite_an_ignored_file(tmp_path):
     repo = make_repo(tmp_path)
     checkpoint = head(repo)
     write(repo, "report.txt", "the agent's report\n")
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     write(repo, ".git/info/exclude", "report.txt\n")
     write(repo, "report.txt", "someone's ignored file\n")
-    with pytest.raises(rollback.RollbackError, match="ignored file"):
-        rollback.restore_snapshot(str(repo), result.id)
+    with pytest.raises(RollbackError, match="ignored file"):
+        restore_snapshot(str(repo), result.id)
     assert (repo / "report.txt").read_text() == "someone's ignored file\n"
 
 
@@ -455,9 +458,9 @@ def test_restore_refuses_to_overwrite_an_ignored_file(tmp_path):
 def test_nothing_to_roll_back_when_the_checkpoint_itself_fails(tmp_path):
     repo = make_repo(tmp_path)
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), head(repo), story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), head(repo), story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved and "nothing to roll back" in result.message
-    assert full_state(repo) == before and rollback.list_snapshots(str(repo)) == []
+    assert full_state(repo) == before and list_snapshots(str(repo)) == []
 
 
 def test_one_rollback_at_a_time(tmp_path):
@@ -465,16 +468,16 @@ def test_one_rollback_at_a_time(tmp_path):
     checkpoint = head(repo)
     untracked_files(repo)
     before = full_state(repo)
-    lock = repo / ".git" / rollback.LOCK_NAME
+    lock = repo / ".git" / LOCK_NAME
     lock.write_text(f"{os.getpid()}\n")  # a live holder
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert not result.restored and not result.saved and "another ralph rollback" in result.message
     assert full_state(repo) == before and lock.exists()
-    with pytest.raises(rollback.RollbackError, match="another ralph rollback"):
-        rollback.restore_snapshot(str(repo), "x")
-    old = os.stat(lock).st_mtime - rollback.STALE_LOCK_SECONDS - 5
+    with pytest.raises(RollbackError, match="another ralph rollback"):
+        restore_snapshot(str(repo), "x")
+    old = os.stat(lock).st_mtime - STALE_LOCK_SECONDS - 5
     os.utime(lock, (old, old))  # a crashed holder: the lock is taken over
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert not lock.exists()
     # a holder killed with SIGKILL: taken over at once
@@ -482,7 +485,7 @@ def test_one_rollback_at_a_time(tmp_path):
     gone.wait()
     lock.write_text(f"{gone.pid}\n")
     write(repo, "more.txt", "more\n")
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
 
 
@@ -495,13 +498,13 @@ def test_linked_worktree(tmp_path):
     untracked_files(linked)
     before = full_state(linked)
     main_before = full_state(repo)
-    result = rollback.save_and_restore(str(linked), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(linked), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert full_state(repo) == main_before
     assert not (linked / "notes").exists()
-    rollback.restore_snapshot(str(linked), result.id)
+    restore_snapshot(str(linked), result.id)
     assert full_state(linked) == before
-    assert [s.id for s in rollback.list_snapshots(str(repo))] == [result.id]  # refs are shared
+    assert [s.id for s in list_snapshots(str(repo))] == [result.id]  # refs are shared
 
 
 
@@ -517,12 +520,12 @@ def test_conflicted_index_saves_the_files_and_says_the_staged_state_was_not(tmp_
     git(repo, "merge", "-q", "other", check=False)  # conflict: README.md has markers, index has stages 1-3
     assert b"<<<<<<<" in (repo / "README.md").read_bytes()
     conflicted = tree_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert (repo / "README.md").read_text() == "main side\n"
-    [snap] = rollback.list_snapshots(str(repo))
+    [snap] = list_snapshots(str(repo))
     assert "unresolved conflicts" in snap.fields["Note"]
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert tree_state(repo) == conflicted  # the files, markers and all; the index is HEAD's
 
 
@@ -647,7 +650,7 @@ def test_policy_module_stays_light():
     assert not added & forbidden, added & forbidden
 
 
-# ---- what a reset would destroy that git's trees do not hold (issue 14) ----
+# ---- what a reset would destroy that git's trees do not hold ----
 
 
 def test_file_untracked_and_ignored_after_the_checkpoint_then_edited_is_saved(tmp_path):
@@ -659,12 +662,12 @@ def test_file_untracked_and_ignored_after_the_checkpoint_then_edited_is_saved(tm
     git(repo, "commit", "-q", "-am", "agent: stop tracking app.py")
     write(repo, "src/app.py", "def f():\n    return 'only copy of this work'\n")
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"  # the reset put the checkpoint's back
-    [snap] = rollback.list_snapshots(str(repo))
+    [snap] = list_snapshots(str(repo))
     assert snap.extras_commit and git(repo, "show", f"{snap.extras_commit}:ignored/src/app.py") == b"def f():\n    return 'only copy of this work'\n"
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
 
 
@@ -678,10 +681,10 @@ def test_ignored_file_in_the_way_of_a_checkpoint_directory_is_saved(tmp_path):
     write(repo, "src", "a plain file named src, ignored\n")
     write(repo, ".git/info/exclude", "src\n")
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
 
 
@@ -694,9 +697,9 @@ def test_intent_to_add_entries_come_back(tmp_path):
     before = full_state(repo)
     status = git(repo, "status", "--porcelain=v2")
     assert status.count(b" .A ") == 2
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored and not (repo / "planned.py").exists()
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
     assert git(repo, "status", "--porcelain=v2") == status
 
@@ -712,11 +715,11 @@ def test_permission_bits_beyond_exec_are_kept(tmp_path):
     write(repo, "new-key.pem", "key\n", 0o600)
     write(repo, "group.sh", "#!/bin/sh\n", 0o750)
     before = full_state(repo)
-    result = rollback.save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
     assert stat.S_IMODE(os.stat(repo / "secrets.env").st_mode) == 0o600
     assert (repo / "secrets.env").read_text() == "TOKEN=1\n"
-    rollback.restore_snapshot(str(repo), result.id)
+    restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
 
 
@@ -819,13 +822,13 @@ def test_rollback_then_restore_reproduces_every_byte_and_mode(checkpoint, ops):
         for op in ops:
             apply(repo, op)
         before = full_state(repo)
-        result = rollback.save_and_restore(repo, at_checkpoint, story="S", iteration=1, trigger="fuzz")
+        result = save_and_restore(repo, at_checkpoint, story="S", iteration=1, trigger="fuzz")
         if not result.restored:
             assert "nothing to roll back" in result.message, result.message
             assert full_state(repo) == before
             return
         assert head(repo) == at_checkpoint and index_state(repo) == index_at_checkpoint
-        restored = rollback.restore_snapshot(repo, result.id)
+        restored = restore_snapshot(repo, result.id)
         assert full_state(repo) == before, (ops, restored.message)
     finally:
         os.umask(old_umask)

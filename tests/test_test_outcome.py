@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ralph.rules.outcome.verdict import command_shape, exit_code_from_failure, judge_test_run
+from ralph.rules.outcome.command_shape import command_shape
+from ralph.rules.outcome.verdict import exit_code_from_failure, judge_test_run
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "test_outcome"
@@ -117,6 +118,43 @@ def test_failing_test_names_are_reported() -> None:
         f = by_name[stem]
         verdict = judge_test_run(f["command"], f["exit_code"], f["output"])
         assert any(needle in t for t in verdict.failing_tests), (stem, verdict.failing_tests)
+
+
+
+# --- the readers: one table, one module per runner family --------------------
+
+def test_every_reader_module_reads_the_names_the_table_gives_it() -> None:
+    from ralph.rules.outcome import verdict
+    from ralph.rules.outcome.reading import Text
+
+    for name, module_name in verdict.RUNNER_MODULES.items():
+        module = verdict.reader(name)
+        assert module.__name__ == module_name
+        assert callable(module.READERS[name]), name
+        assert set(module.MARKERS) <= set(module.READERS), module_name
+        for read in module.READERS.values():
+            assert read(Text("")) is None, (module_name, read)  # empty output: nothing found
+    for module_name in set(verdict.RUNNER_MODULES.values()):
+        module = sys.modules[module_name]
+        assert {name for name in module.READERS if verdict.RUNNER_MODULES[name] == module_name} == set(module.READERS), module_name
+    assert set(verdict.UNKNOWN_RUNNER_ORDER) <= set(verdict.RUNNER_MODULES)
+
+
+def _loaded_readers(calls: str) -> list:
+    code = ("import json, sys\n"
+            "from ralph.rules.outcome.verdict import judge_test_run\n"
+            f"verdicts = [judge_test_run(*call).verdict for call in {calls}]\n"
+            "readers = sorted(m for m in sys.modules if m.startswith('ralph.rules.outcome.runners') or m == 'ralph.rules.outcome.generic')\n"
+            "print(json.dumps([verdicts, readers]))\n")
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def test_readers_load_only_for_the_runner_a_command_names() -> None:
+    """A command that runs no test loads no reader; a pytest run loads the python family only."""
+    plain = "[('cat README.md notes.txt && git status --porcelain', 0, '3 passed, 1 failed'), ('npm install', 1, 'not ok 1 x'), ('python script.py', 0, '')]"
+    assert _loaded_readers(plain) == [["not_test", "not_test", "not_test"], []]
+    pytest_run = "[('pytest -q', 1, '1 failed, 2 passed in 0.10s')]"
+    assert _loaded_readers(pytest_run) == [["fail"], ["ralph.rules.outcome.runners", "ralph.rules.outcome.runners.python"]]
 
 
 # --- the real entry point --------------------------------------------------
@@ -248,7 +286,7 @@ def test_large_output_is_bounded() -> None:
     """10 MB of output: the verdict is still read from the tail, and the regexes
     only ever see a bounded slice (speed itself is measured by scripts/bench.py,
     as ratios: no wall-clock limits in tests)."""
-    from ralph.rules.outcome.verdict import HEAD_CHARS, TAIL_CHARS, Text
+    from ralph.rules.outcome.reading import HEAD_CHARS, TAIL_CHARS, Text
 
     ten = _pytest_output(10 << 20)
     for command in ("pytest -v | tail -200", "npm test | tee log"):

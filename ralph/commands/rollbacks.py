@@ -16,7 +16,9 @@ import json
 import os
 import sys
 
-from ralph.rollback import RollbackError, list_snapshots, restore_snapshot, save_snapshot
+from ralph.rollback.git import RollbackError
+from ralph.rollback.restore import restore_snapshot
+from ralph.rollback.snapshots import list_snapshots, save_snapshot
 from ralph.state.locations import project_root
 
 

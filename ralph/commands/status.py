@@ -104,7 +104,8 @@ def children(state_dir: str) -> list[dict]:
 
 def rollbacks(root: str, problems: list[str]) -> list[dict]:
     try:
-        from ralph.rollback import RollbackError, list_snapshots
+        from ralph.rollback.git import RollbackError
+        from ralph.rollback.snapshots import list_snapshots
     except ImportError:
         return []
     try:

@@ -423,7 +423,7 @@ class LoopGuard:
 
     def guard_roll_back(self, story_id: str, checkpoint: str, event: dict, trigger: str) -> None:
         from ralph.state.reads import invalidate_all
-        from ralph.rollback import save_and_restore
+        from ralph.rollback.restore import save_and_restore
 
         result = save_and_restore(self.root, checkpoint, story=story_id, iteration=self.iteration,  # type: ignore[attr-defined]
                                   trigger=trigger, run_id=self.run_id)  # type: ignore[attr-defined]

@@ -611,7 +611,7 @@ class Runner(LoopGuard):
         if not self.settings["rollback_on_verify_fail"]:
             return
         from ralph.state.reads import invalidate_all
-        from ralph.rollback import save_and_restore
+        from ralph.rollback.restore import save_and_restore
 
         result = save_and_restore(self.root, checkpoint, story=story.id, iteration=self.iteration,
                                   trigger="verify failed", run_id=self.run_id)

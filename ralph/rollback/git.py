@@ -1,0 +1,145 @@
+"""The repository a rollback works in, and the git that runs there.
+
+Every git call of a rollback or restore goes through Repo: the project's git,
+never one that GIT_DIR or GIT_WORK_TREE point elsewhere, with C messages, no
+prompt, no optional locks (no call refreshes the user's index) and no reach
+into submodules. Objects are read back in batches (`cat-file --batch`).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+
+# variables that would point git somewhere other than the project we were given
+GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_COMMON_DIR")
+GIT_CONFIG = (
+    "-c", "submodule.recurse=false",  # a reset must never reach into a submodule's work
+    "-c", "core.quotePath=false",
+    "-c", "commit.gpgSign=false",
+    "-c", "advice.detachedHead=false",
+)
+MODE_FILE = "100644"
+MODE_EXEC = "100755"
+MODE_LINK = "120000"
+MODE_GITLINK = "160000"
+
+
+class RollbackError(Exception):
+    """A rollback or restore could not be done; the message says what to do."""
+
+
+class GitError(RollbackError):
+    pass
+
+
+class Repo:
+    """A work tree and the git that runs in it."""
+
+    __slots__ = ("top", "env", "git_dir", "_empty_tree")
+
+    def __init__(self, root: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
+        env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", LANG="C")
+        self.env = env
+        if not os.path.isdir(root):
+            raise RollbackError(f"{root} is not a directory")
+        try:
+            out = subprocess.run(
+                ["git", "rev-parse", "--show-toplevel", "--absolute-git-dir"],
+                cwd=root, env=env, capture_output=True, check=False,
+            )
+        except FileNotFoundError:
+            raise RollbackError("git is not installed or not on PATH; rollbacks need git") from None
+        if out.returncode != 0:
+            raise RollbackError(f"{root} is not inside a git work tree ({first_line(out.stderr)}); rollbacks need a git repository with a work tree")
+        lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if len(lines) < 2 or not lines[0]:
+            raise RollbackError(f"{root} is in a bare repository; rollbacks need a work tree")
+        self.top = lines[0]
+        self.git_dir = lines[1]
+        self._empty_tree = ""
+
+    def run(self, args: list[str], *, input: bytes | None = None, env: dict | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+        full_env = self.env if env is None else {**self.env, **env}
+        proc = subprocess.run(["git", *GIT_CONFIG, *args], cwd=self.top, env=full_env, input=input, capture_output=True, check=False)
+        if proc.returncode not in ok:
+            raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode}): {first_line(proc.stderr) or first_line(proc.stdout)}")
+        return proc.stdout
+
+    def text(self, args: list[str], **kw: object) -> str:
+        return self.run(args, **kw).decode("utf-8", "surrogateescape").strip()
+
+    def head(self) -> str | None:
+        out = self.run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], ok=(0, 1)).strip()
+        return out.decode() if out else None
+
+    def commit_exists(self, rev: str) -> str | None:
+        out = self.run(["rev-parse", "-q", "--verify", rev + "^{commit}"], ok=(0, 1, 128)).strip()
+        return out.decode() if out else None
+
+    def empty_tree(self) -> str:
+        if not self._empty_tree:
+            self._empty_tree = self.text(["hash-object", "-t", "tree", "-w", "--stdin"], input=b"")
+        return self._empty_tree
+
+    def tree_of(self, commit: str | None) -> str:
+        return self.text(["rev-parse", commit + "^{tree}"]) if commit else self.empty_tree()
+
+    def git_path(self, name: str) -> str:
+        path = self.text(["rev-parse", "--git-path", name])
+        return path if os.path.isabs(path) else os.path.join(self.top, path)
+
+    def abspath(self, path: bytes) -> bytes:
+        return os.path.join(os.fsencode(self.top), path)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        proc = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=self.top, env=self.env, capture_output=True, check=False)
+        return proc.returncode == 0
+
+    def submodule_head(self, path: bytes, fallback: str) -> str:
+        """The commit a checked-out submodule at `path` is on; `fallback` when it is not checked out."""
+        full = self.abspath(path)
+        if not os.path.exists(os.path.join(full, b".git")):
+            return fallback
+        proc = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=full, env=self.env, capture_output=True, check=False)
+        out = proc.stdout.decode().strip()
+        return out if proc.returncode == 0 and out else fallback
+
+
+def first_line(data: bytes) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+def split_z(data: bytes) -> list[bytes]:
+    """NUL-separated records (`-z` output), empty ones dropped."""
+    return [part for part in data.split(b"\0") if part]
+
+
+def tree_entries(repo: Repo, tree: str) -> dict[bytes, tuple[str, str]]:
+    """path -> (mode, oid) of every file in a tree, recursively."""
+    found = {}
+    for record in split_z(repo.run(["ls-tree", "-r", "-z", "--full-tree", tree])):
+        meta, _, path = record.partition(b"\t")
+        mode, _kind, oid = meta.decode().split(" ")
+        found[path] = (mode, oid)
+    return found
+
+
+def read_blobs(repo: Repo, oids: list[str]) -> dict[str, bytes]:
+    """oid -> content, in one `cat-file --batch`; a missing object is a RollbackError."""
+    if not oids:
+        return {}
+    wanted = list(dict.fromkeys(oids))
+    out = repo.run(["cat-file", "--batch"], input="".join(o + "\n" for o in wanted).encode())
+    blobs = {}
+    pos = 0
+    for oid in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split(b" ")
+        if len(header) < 3:
+            raise RollbackError(f"object {oid} is missing from the repository; the snapshot cannot be restored")
+        size = int(header[2])
+        blobs[oid] = out[end + 1 : end + 1 + size]
+        pos = end + 1 + size + 1
+    return blobs

@@ -1,0 +1,359 @@
+"""Putting a tree back. A rollback (save_and_restore) saves everything to a
+snapshot, then resets the work tree, index and HEAD to the iteration's
+checkpoint; a restore (restore_snapshot) brings a snapshot's files, index and
+extras back exactly, saving the work in progress first.
+
+Files are written back by this module from the blobs (temp file + rename), so
+no smudge filter, eol or autocrlf setting can alter them on the way out.
+Never touched: ignored files that the reset leaves alone, the state dir
+`.ralph/`, untracked nested repositories and the contents of submodules; a
+rollback is refused when a submodule has work of its own (see ralph.rollback).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+from ralph.rollback.capture import Capture, Entry, capture
+from ralph.rollback.git import MODE_EXEC, MODE_GITLINK, MODE_LINK, Repo, RollbackError, read_blobs, split_z, tree_entries
+from ralph.rollback.lock import RollbackLock
+from ralph.rollback.snapshots import Extras, Snapshot, files_changed, find_snapshot, read_extras, write_snapshot
+from ralph.state.files import replace_or_discard, write_all
+
+
+class RollbackResult:
+    __slots__ = ("id", "ref", "sha", "message", "restored", "checkpoint", "files_changed", "saved")
+
+    def __init__(self, id: str = "", ref: str = "", sha: str = "", message: str = "", restored: bool = False,
+                 checkpoint: str = "", files_changed: int = 0, saved: bool = False) -> None:
+        self.id = id
+        self.ref = ref
+        self.sha = sha
+        self.message = message
+        self.restored = restored
+        self.checkpoint = checkpoint
+        self.files_changed = files_changed
+        self.saved = saved
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class RestoreResult:
+    __slots__ = ("id", "message", "pre_restore", "moved_head")
+
+    def __init__(self, id: str, message: str, pre_restore: Snapshot | None, moved_head: str) -> None:
+        self.id = id
+        self.message = message
+        self.pre_restore = pre_restore
+        self.moved_head = moved_head
+
+
+def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, trigger: str, run_id: str = "") -> RollbackResult:
+    """Save everything to refs/ralph/rollbacks/<id>, then reset the tree to `checkpoint`.
+
+    Never raises: the result says what happened. Nothing is reset unless the
+    snapshot is written and verified readable.
+    """
+    result = RollbackResult(checkpoint=checkpoint)
+    try:
+        repo = Repo(root)
+        with RollbackLock(repo):
+            _save_and_reset(repo, result, story, iteration, trigger, run_id)
+    except Exception as e:  # noqa: BLE001 - the caller is a hook: report, never raise
+        if not result.message:
+            result.message = f"nothing was saved or reset: {e}"
+    return result
+
+
+def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: int, trigger: str, run_id: str) -> None:
+    target = repo.commit_exists(result.checkpoint)
+    if target is None:
+        result.message = f"checkpoint {result.checkpoint[:12]} is not a commit in this repository; nothing was saved or reset"
+        return
+    result.checkpoint = target
+    try:
+        cap = capture(repo, split_z(repo.run(["ls-tree", "-r", "-z", "--name-only", "--full-tree", target])))
+        if not cap.dirty and cap.head == target:
+            result.message = (
+                f"nothing to roll back: the work tree, index and HEAD already match checkpoint {target[:12]} "
+                "(the failing tests fail at the checkpoint itself)"
+            )
+            return
+        if any(e.mode == MODE_GITLINK for e in cap.entries.values()):
+            dirty = _dirty_submodules(repo)
+            if dirty:
+                result.message = (
+                    f"not rolled back: submodule {'; '.join(dirty)}. A rollback resets only this repository and would leave "
+                    "the submodule's work behind, half rolled back. Nothing was saved or reset; commit or revert the submodule's changes yourself."
+                )
+                return
+        fields = {"Story": story, "Iteration": str(iteration), "Trigger": trigger, "Run": run_id}
+        subject = f"ralph rollback: {story} iteration {iteration}: {trigger}"
+        result.id, result.ref, result.sha = write_snapshot(repo, cap, subject, dict(fields, Kind="rollback"))
+        result.saved = True
+        result.files_changed = files_changed(repo, cap.head_tree, cap.tree)
+    except Exception as e:  # noqa: BLE001
+        result.message = f"nothing was reset: could not save the work first ({e})"
+        return
+
+    try:
+        repo.run(["reset", "-q", "--hard", target])
+        tracked = set(split_z(repo.run(["ls-files", "-z"])))
+        skipped = []
+        for entry in cap.entries.values():
+            if not entry.untracked or entry.path in tracked:
+                continue
+            full = repo.abspath(entry.path)
+            try:
+                st = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # the reset already replaced it (a tracked path is there now)
+            if st.st_size != entry.size or st.st_mtime_ns != entry.mtime:
+                skipped.append(os.fsdecode(entry.path))  # changed after it was saved: keep it
+                continue
+            os.unlink(full)
+            remove_empty_parents(repo, entry.path)
+        restore_modes(repo, cap.modes, keep_exec_bits=True)
+        now = repo.head()
+        if now != target:
+            raise RollbackError(f"HEAD is {now} after the reset, expected {target}")
+    except Exception as e:  # noqa: BLE001
+        result.message = f"the work is saved at {result.ref}, but resetting to {target[:12]} failed: {e}. Restore with `ralph rollbacks restore {result.id}`."
+        return
+    result.restored = True
+    result.message = f"saved to {result.ref}; tree reset to checkpoint {target[:12]}"
+    if skipped:
+        result.message += f"; left {len(skipped)} file(s) that changed while saving: {', '.join(skipped[:5])}"
+
+
+def _dirty_submodules(repo: Repo) -> list[str]:
+    """Submodules with a moved HEAD, modified content or untracked files."""
+    out = repo.run(["status", "--porcelain=v2", "-z", "--no-renames", "--ignore-submodules=none", "--untracked-files=no"])
+    dirty = []
+    for record in split_z(out):
+        if not record.startswith(b"1 "):
+            continue
+        parts = record.split(b" ", 8)
+        if len(parts) == 9 and parts[2].startswith(b"S") and parts[2] != b"S...":
+            flags = parts[2].decode()
+            what = [word for flag, word in zip(flags[1:], ("new commits", "modified content", "untracked files")) if flag != "."]
+            dirty.append(f"{os.fsdecode(parts[8])} ({', '.join(what)})")
+    return dirty
+
+
+def remove_empty_parents(repo: Repo, path: bytes) -> None:
+    top = os.fsencode(repo.top)
+    parent = os.path.dirname(repo.abspath(path))
+    while parent != top and parent.startswith(top + b"/"):
+        try:
+            os.rmdir(parent)
+        except OSError:
+            return
+        parent = os.path.dirname(parent)
+
+
+def restore_modes(repo: Repo, modes: dict[bytes, int], keep_exec_bits: bool) -> None:
+    """Regular files get their recorded permission bits back (a 0600 file
+    stays 0600). keep_exec_bits: after a reset, the exec bits stay as git
+    set them from the tree."""
+    for path, perms in modes.items():
+        full = repo.abspath(path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        wanted = (perms & ~0o111) | (stat.S_IMODE(st.st_mode) & 0o111) if keep_exec_bits else perms
+        if stat.S_IMODE(st.st_mode) != wanted:
+            os.chmod(full, wanted)
+
+
+def restore_snapshot(root: str, id: str, *, force: bool = False) -> RestoreResult:
+    """Put a snapshot's working tree and index back exactly. Dirty work is saved first.
+
+    HEAD: restored too when the current HEAD is an ancestor of the snapshot's
+    (the usual case after a rollback); if HEAD went elsewhere, only --force
+    restores the files on top of the current HEAD. Raises RollbackError.
+    """
+    repo = Repo(root)
+    with RollbackLock(repo):
+        return _restore(repo, id, force)
+
+
+def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
+    snap = find_snapshot(repo, id)
+    index_tree = repo.tree_of(snap.index_commit) if snap.index_commit else snap.tree
+    head = repo.head()
+    base = snap.head
+    move_to = ""
+    if base != head:
+        if base and repo.commit_exists(base) and (head is None or repo.is_ancestor(head, base)):
+            move_to = base
+        elif not force:
+            where = f"at {base[:12]}" if base else "in a repository with no commits yet"
+            raise RollbackError(
+                f"snapshot {snap.id} was taken {where}, but HEAD is now {head[:12] if head else 'unborn'} and has moved elsewhere. "
+                f"Use `ralph rollbacks restore {snap.id} --force` to put its files and index back on top of the current HEAD "
+                "(your current work is saved first), or check out its base commit first."
+            )
+    target = tree_entries(repo, snap.tree)
+    extras = read_extras(repo, snap.extras_commit)
+    cap = capture(repo, list(target) + list(extras.ignored))
+    if not move_to and cap.tree == snap.tree and cap.index_tree == index_tree and _extras_in_place(cap, extras):
+        return RestoreResult(snap.id, f"{snap.id} is already in place; nothing to do", None, "")
+    problems = _conflicts(repo, cap.entries, target, force)
+    if problems:
+        raise RollbackError(f"cannot restore {snap.id}; nothing was changed: " + "; ".join(problems[:10]))
+    pre = None
+    if cap.dirty or cap.extras:
+        fields = {"Trigger": f"before restoring {snap.id}"}
+        pre_id, pre_ref, pre_sha = write_snapshot(repo, cap, f"ralph pre-restore: work in progress before restoring {snap.id}", dict(fields, Kind="pre-restore"))
+        pre = find_snapshot(repo, pre_id)
+    if move_to:
+        repo.run(["update-ref", "-m", f"ralph rollbacks restore {snap.id}", "HEAD", move_to, head or ""])
+    leftovers = _apply_tree(repo, cap.entries, target)
+    repo.run(["read-tree", index_tree])
+    _remove_unignored(repo, leftovers)
+    notes: list[str] = []
+    _apply_extras(repo, extras, notes)
+    repo.run(["update-index", "-q", "--refresh"], ok=(0, 1))
+    after = capture(repo)
+    if after.tree != snap.tree or after.index_tree != index_tree:
+        saved = f" Your previous work is in {pre.ref}." if pre else ""
+        raise RollbackError(f"restored {snap.id} but the result differs from the snapshot (tree {after.tree[:12]} vs {snap.tree[:12]}).{saved}")
+    parts = [f"restored {snap.id} ({snap.fields.get('Files-Changed', '?')} file(s) changed against its base)"]
+    if move_to:
+        parts.append(f"HEAD moved to {move_to[:12]}")
+    if pre:
+        parts.append(f"your uncommitted work was saved first as {pre.id} (`ralph rollbacks restore {pre.id}` brings it back)")
+    if base != head and not move_to:
+        parts.append(f"HEAD stays at {head[:12] if head else 'unborn'}; `git diff` shows the restored changes against it")
+    parts.extend(notes)
+    return RestoreResult(snap.id, "; ".join(parts), pre, move_to)
+
+
+def _extras_in_place(cap: Capture, extras: Extras) -> bool:
+    for path, (mode, oid) in extras.ignored.items():
+        have = cap.extras.get(path) or cap.entries.get(path)
+        if have is None or (have.mode, have.oid) != (mode, oid):
+            return False
+    return set(cap.ita) == set(extras.ita) and all(cap.modes.get(p) == m for p, m in extras.modes.items())
+
+
+def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
+    """After the tree and index: intent-to-add entries, ignored files, modes."""
+    present = [p for p in extras.ita if os.path.lexists(repo.abspath(p))]
+    if present:
+        repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in present]])
+    if len(present) < len(extras.ita):
+        notes.append(f"{len(extras.ita) - len(present)} intent-to-add path(s) are not in the snapshot's files and stay unstaged")
+    wanted = [(p, mode, oid) for p, (mode, oid) in extras.ignored.items()]
+    blobs = read_blobs(repo, [oid for _, _, oid in wanted])
+    for path, mode, oid in wanted:
+        full = repo.abspath(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            try:
+                os.rmdir(full)  # an empty directory the tree left behind; a full one is never removed
+            except OSError:
+                notes.append(f"{os.fsdecode(path)} is a directory now; its saved ignored file was not written back")
+                continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        _write_file(full, blobs[oid], mode)
+    restore_modes(repo, extras.modes, keep_exec_bits=False)
+
+
+def _write_file(path: bytes, data: bytes, mode: str) -> None:
+    """Temp file beside it + rename; exec bit from the mode, the rest from the umask (as git does)."""
+    tmp = path + b".ralph-restore-%d" % os.getpid()
+    if mode == MODE_LINK:
+        os.symlink(data, tmp)
+    else:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o777 if mode == MODE_EXEC else 0o666)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+    replace_or_discard(tmp, path)
+
+
+def _conflicts(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]], force: bool) -> list[str]:
+    """Paths a restore cannot write without losing something not in any snapshot."""
+    problems = []
+    deleting = {p for p in current if p not in target}
+    checked_dirs: set[bytes] = set()
+    for path, (mode, _oid) in target.items():
+        if mode == MODE_GITLINK:
+            continue
+        parts = path.split(b"/")
+        for i in range(1, len(parts)):
+            parent = b"/".join(parts[:i])
+            if parent in checked_dirs:
+                continue
+            checked_dirs.add(parent)
+            full = repo.abspath(parent)
+            if os.path.lexists(full) and not os.path.isdir(full) and parent not in deleting and parent not in current:
+                problems.append(f"{os.fsdecode(parent)} (an ignored file where the snapshot has a directory)")
+        full = repo.abspath(path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            for dirpath, _dirs, files in os.walk(full):
+                for name in files:
+                    rel = os.path.relpath(os.path.join(dirpath, name), os.fsencode(repo.top))
+                    if rel not in deleting:
+                        problems.append(f"{os.fsdecode(path)} (a directory holding {os.fsdecode(rel)}, which is in no snapshot)")
+                        break
+        elif os.path.lexists(full) and path not in current and not force:
+            problems.append(f"{os.fsdecode(path)} (an ignored file the restore would overwrite; use --force to overwrite it)")
+    return problems
+
+
+def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]]) -> list[bytes]:
+    """Write the target tree over the current entries. Untracked files that
+    are not in the target and not in its way are left for the caller
+    (returned): whether they go depends on the restored ignore rules."""
+    target_dirs = {path[:i] for path in target for i in range(len(path)) if path[i:i + 1] == b"/"}
+    deferred = []
+    for path, entry in current.items():
+        if path in target or entry.mode == MODE_GITLINK:
+            continue
+        if entry.untracked and path not in target_dirs:
+            deferred.append(path)
+            continue
+        full = repo.abspath(path)
+        if os.path.lexists(full) and not os.path.isdir(full) or os.path.islink(full):
+            os.unlink(full)
+            remove_empty_parents(repo, path)
+    wanted = []
+    for path, (mode, oid) in target.items():
+        have = current.get(path)
+        if mode == MODE_GITLINK:
+            os.makedirs(repo.abspath(path), exist_ok=True)
+        elif have is None or have.mode != mode or have.oid != oid or not os.path.lexists(repo.abspath(path)):
+            wanted.append((path, mode, oid))
+    blobs = read_blobs(repo, [oid for _, _, oid in wanted])
+    for path, mode, oid in wanted:
+        full = repo.abspath(path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full)  # checked by _conflicts: holds only files being deleted (now gone)
+        _write_file(full, blobs[oid], mode)
+    return deferred
+
+
+def _remove_unignored(repo: Repo, paths: list[bytes]) -> None:
+    """Untracked files the snapshot does not have: removed (they are in the
+    pre-restore snapshot), unless the restored ignore rules ignore them: an
+    ignored file was there, untouched, when the snapshot was taken."""
+    if not paths:
+        return
+    out = repo.run(["check-ignore", "-z", "--stdin"], input=b"".join(p + b"\0" for p in paths), ok=(0, 1))
+    ignored = set(split_z(out))
+    for path in paths:
+        if path in ignored:
+            continue
+        full = repo.abspath(path)
+        if os.path.lexists(full) and (os.path.islink(full) or not os.path.isdir(full)):
+            os.unlink(full)
+            remove_empty_parents(repo, path)
