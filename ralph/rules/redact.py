@@ -74,6 +74,7 @@ _compiled: list = []
 
 def _patterns() -> list:
     if not _compiled:
+        # only for a text that might hold a secret (MARKERS): `re` (and enum) would cost every hook call
         import re
 
         _compiled.extend((name, re.compile(pattern)) for name, pattern in SECRET_PATTERNS)

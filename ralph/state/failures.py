@@ -10,6 +10,7 @@ import os
 import time
 
 from ralph import fastjson
+from ralph.rules.redact import redact
 from ralph.state.files import append_line, read_lines, rotate_if_larger
 
 FAILURES_FILE = "failures.jsonl"
@@ -19,19 +20,15 @@ MAX_FIELD = 2000  # every other string in a record
 
 
 def record_failure(state_dir: str, record: dict) -> None:
-    import json  # here: reading failures (every prompt, `ralph-loop --dry-run`) needs only the C scanner
-
     path = os.path.join(state_dir, FAILURES_FILE)
     rotate_if_larger(path, MAX_BYTES)
-    from ralph.rules.redact import redact
-
     entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     entry.update(record)
     excerpt = entry.pop("excerpt", None)
     entry = redact(entry, MAX_FIELD)
     if isinstance(excerpt, str):
         entry["excerpt"] = redact(excerpt, MAX_EXCERPT, tail=True)  # the end of an output says most
-    append_line(path, json.dumps(entry, ensure_ascii=False))
+    append_line(path, fastjson.dumps(entry))
 
 
 def recent_failures(state_dir: str, run_id: str | None = None, limit: int = 3) -> list[dict]:

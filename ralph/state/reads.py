@@ -10,6 +10,7 @@ lost and no lock is needed. A rollback writes `.ralph/reads_epoch` (temp file
 + rename): records older than it no longer count, in every session.
 """
 import os
+import sys
 import time
 
 from ralph import fastjson
@@ -22,6 +23,7 @@ EPOCH_FILE = "reads_epoch"
 def session_dir(state_dir: str, session_id: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:100].lstrip(".")
     if safe != session_id or not safe:
+        # rare path, off the hook's start-up (hashlib loads OpenSSL): a session id that is not a plain name
         import hashlib
 
         safe = (safe[:60] or "session") + "-" + hashlib.sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:12]
@@ -76,6 +78,7 @@ def birth_time_ns(path: str, st: os.stat_result | None = None) -> int:
         return int(birth)
     if not _statx:
         try:
+            # rare path, off the hook's start-up (ctypes costs more than an Edit call): a file read under another name
             import ctypes
 
             function = ctypes.CDLL(None, use_errno=True).statx
@@ -90,8 +93,6 @@ def birth_time_ns(path: str, st: os.stat_result | None = None) -> int:
     if function(AT_FDCWD, os.fsencode(path), 0, STATX_BTIME, buffer) != 0:
         return 0
     raw = buffer.raw
-    import sys
-
     order = sys.byteorder
     if not int.from_bytes(raw[0:4], order) & STATX_BTIME:  # stx_mask: what the filesystem filled in
         return 0
