@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ralph.loop.guarding import runs_claude, user_settings_value, with_settings
+from ralph.loop.sandbox_layer import runs_claude, user_settings_value, with_settings
 from tests.loop_support import FAKE_AGENT, Project, git
 from tests.sandbox_support import sandbox_available  # noqa: F401 - fixture
 

@@ -137,12 +137,9 @@ def argparse_args(argv: list[str]) -> dict:
     """What argparse makes of argv (parse_args without the flags-only shortcut)."""
     import argparse
 
-    from ralph.commands import loop
+    from ralph.commands.loop_arguments import add_options
 
-    parser = argparse.ArgumentParser(prog="ralph-loop")
-    for flags, options in loop.OPTIONS:
-        parser.add_argument(*flags, **options)
-    return vars(parser.parse_args(argv))
+    return vars(add_options(argparse.ArgumentParser(prog="ralph-loop")).parse_args(argv))
 
 
 def test_flag_only_command_lines_read_as_argparse_reads_them() -> None:

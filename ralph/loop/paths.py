@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import os
 
+from ralph.state.files import atomic_write
+from ralph.state.locations import STATE_GITIGNORE as GITIGNORE  # the one .ralph/.gitignore
+
 PLAN_CANDIDATES = ("plan.md", "prd.json")
 PRD_DIR = r"^PRD-(\d+)$"  # compiled where used: a project with .ralph/plan.md never imports re here
 EVENTS_FILE = "events.jsonl"
 ABORT_FILE = "abort"
 LOGS_DIR = "logs"
-from ralph.state.locations import STATE_GITIGNORE as GITIGNORE  # noqa: E402,F401 - the one .ralph/.gitignore
 
 
 def discover_plan(state_dir: str) -> str | None:
@@ -48,3 +50,10 @@ def relative(root: str, path: str) -> str:
     except ValueError:
         return path
     return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def ensure_gitignore(root: str, state_dir: str) -> None:
+    """Keep run state out of `git add -A`; plans and progress stay committed."""
+    path = os.path.join(state_dir, ".gitignore")
+    if not os.path.exists(path) and os.path.realpath(state_dir) == os.path.realpath(os.path.join(root, ".ralph")):
+        atomic_write(path, GITIGNORE)
