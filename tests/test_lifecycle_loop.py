@@ -288,9 +288,9 @@ def test_dry_run_with_hooks_shows_warnings_and_pending_output(tmp_path) -> None:
     os.makedirs(os.path.dirname(path))
     with open(path, "w") as f:
         f.write("#!/bin/sh\n")
-    from ralph.loop.lifecycle import pending
+    from ralph.loop.lifecycle import pending, pipe_output
 
-    pending.add(os.path.join(r.p.root, ".ralph"), {"point": "post_iteration", "label": "lint", "text": "E1 from last night"})
+    pipe_output.add(os.path.join(r.p.root, ".ralph"), {"point": "post_iteration", "label": "lint", "text": "E1 from last night"})
     result = r.run("--dry-run")
     assert result.returncode == 0, result.stderr
     assert "hooks: warning:" in result.stdout and "not executable" in result.stdout

@@ -1,9 +1,8 @@
 """The context every hook gets: environment variables (RALPH_*), the same
-values as one JSON object on stdin, and the names templates and `when`
-conditions may use. One table, so the three never disagree."""
+values as one JSON object on stdin (ralph.loop.lifecycle.engine.stdin_json),
+and the names templates and `when` conditions may use. One table, so the
+three never disagree. The loop fills it in (ralph.loop.hook_calls.loop_context)."""
 from __future__ import annotations
-
-import os
 
 from ralph.loop.clock import utc_now
 
@@ -107,20 +106,6 @@ def environment(context: dict) -> dict[str, str]:
         elif key.upper().startswith("RALPH_"):
             env[key.upper()] = text(value)
     return env
-
-
-def stdin_json(context: dict) -> bytes:
-    import json  # here: `ralph-loop --dry-run` validates hooks through this module without running them
-
-    body = {}
-    for key, value in context.items():
-        if key in NUMERIC and value != "":
-            body[key] = value
-        elif isinstance(value, (list, tuple)):
-            body[key] = list(value)
-        else:
-            body[key] = text(value)
-    return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
 
 
 def values(context: dict) -> dict[str, str]:
