@@ -60,6 +60,8 @@ class StoryBudget:
 
 
 class Run:
+    """One run of the loop: set up by ralph.loop.runner, read and updated by every step."""
+
     def __init__(self, settings: LoopSettings, plan_path: str, display: Display, interrupts: Interrupts) -> None:
         self.settings = settings
         self.root = settings.root
