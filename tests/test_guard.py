@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ralph.rules.guard.judge import GuardPolicy, GuardVerdict, judge_command
+from ralph.rules.guard.judge import GuardVerdict, judge_command
+from ralph.rules.guard.policy import GuardPolicy
 
 from .conftest import FIXTURES, RALPH, load_payload, run_hook
 
@@ -176,7 +177,7 @@ def test_policy_from_config_validates() -> None:
 
 def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     from ralph.config import ConfigError
-    from ralph.rules.guard.judge import FAMILIES
+    from ralph.rules.guard.policy import FAMILIES
 
     samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
                "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}

@@ -33,7 +33,8 @@ def main(argv: list[str]) -> int:
 
     from ralph.config import ConfigError, load_section
     from ralph.state.locations import project_root
-    from ralph.rules.guard.judge import GuardPolicy, judge_command
+    from ralph.rules.guard.judge import judge_command
+    from ralph.rules.guard.policy import GuardPolicy
 
     policy = None
     try:

@@ -13,7 +13,7 @@ def load_guard_policy(call: HookCall) -> object:
     """The [guard] table of ralph.toml. A broken config is logged and the
     defaults apply: they block every push and merge."""
     from ralph.config import section_or_defaults
-    from ralph.rules.guard.judge import GuardPolicy
+    from ralph.rules.guard.policy import GuardPolicy
 
     values, problem = section_or_defaults(call.root, "guard", call.environ)
     if problem:
