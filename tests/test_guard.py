@@ -341,9 +341,6 @@ COLD_MODULES = {
                                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
                                "git pull origin main", "git rebase -x 'git push' main", "git -C /srv/app.git commit -m x",
                                "echo 'git push' > .git/hooks/pre-commit"),
-    "ralph.rules.guard.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
-                               "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
-                               "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
     "ralph.rules.guard.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
     "ralph.rules.guard.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
                               "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
@@ -410,16 +407,6 @@ def test_cold_layers_list_exactly_their_methods() -> None:
         else:
             assert listed == methods, (layer, listed ^ methods)
         assert not methods & set(dir(guard.Analysis)), methods & set(dir(guard.Analysis))
-
-
-def test_the_parsers_rare_syntax_adds_methods_only() -> None:
-    # a RareSyntax method named like a Parser one would never run (Parser comes first)
-    from ralph.rules.guard.shell import Parser, full_parser
-    from ralph.rules.guard.shell_rare import RareSyntax
-
-    added = {name for name, value in vars(RareSyntax).items() if callable(value)}
-    assert added and not added & set(dir(Parser)), added & set(dir(Parser))
-    assert full_parser().__mro__[1:3] == (Parser, RareSyntax)
 
 
 # ---- one table of program facts ----

@@ -11,7 +11,7 @@ Brace expansion and the operators of parameter expansion live in
 ralph.rules.guard.expand_rare (RARE_EXPANSION), loaded on first use.
 """
 from ralph.rules.guard.state import GLOB, MAX_ALTERNATIVES, MAX_VALUE, UNKNOWN, Scope
-from ralph.rules.guard.shell import ShellSyntaxError, parse
+from ralph.rules.guard.syntax.parser import ShellSyntaxError, parse
 
 # the methods of ralph.rules.guard.expand_rare.RareExpansion: guard.Analysis loads
 # that module when the walk first calls one of them

@@ -16,7 +16,7 @@ are listed in git_policy.GIT_MODELS.
 from ralph.rules.guard.expand import _split_words
 from ralph.rules.guard.git_policy import _option_values, _split_config
 from ralph.rules.guard.state import UNKNOWN, Scope, file_key, lookup_file, shell_quote, show
-from ralph.rules.guard.shell import ShellSyntaxError
+from ralph.rules.guard.syntax.lexer import ShellSyntaxError
 
 # git's own commands: an alias never shadows them
 GIT_BUILTINS = frozenset("""add am annotate apply archive bisect blame branch bugreport bundle cat-file

@@ -1,6 +1,6 @@
 """The push/merge guard: would this Bash command, when run, push or merge?
 
-judge_command() parses the command as bash does (ralph.rules.guard.shell), then walks
+judge_command() parses the command as bash does (ralph.rules.guard.syntax), then walks
 the tree in order as a shell would run it, keeping what the command itself
 defines (variables, arrays, positional parameters, functions, aliases, git
 aliases, files it writes) and expanding each word: quotes, escapes, `$'..'`,
@@ -65,7 +65,7 @@ a project Makefile or npm scripts, git libraries used from interpreter code.
 The client's own sandbox (ralph sandbox, issue 12 section 5) is the second
 line for those: the guard is the first, and explains its denials.
 
-Modules (split like mvdan/sh): ralph.rules.guard.shell parses; guard_state holds
+Modules (split like mvdan/sh): ralph.rules.guard.syntax parses; guard_state holds
 the scope, budget and markers; expand expands words; programs is the table of
 program facts (shared with test_outcome); program_models runs shells,
 interpreters, wrappers and data-executing programs; git_policy and
@@ -74,8 +74,7 @@ gives the verdict, with a stable rule id.
 
 Hot path: imports only ralph.rules.* and time (already loaded). What the
 commands agents typically run never reach is split off into modules loaded
-on first use: shell_rare (the parser's compound commands, `${..}`,
-arithmetic, ...), and the layers of Analysis (COLD_LAYERS): walk_rare,
+on first use: the layers of Analysis (COLD_LAYERS): walk_rare,
 expand_rare, git_models, common_programs (cd, export, python, make, ...),
 program_models and forge_policy. tests/test_guard.py (TYPICAL_COMMANDS,
 COLD_MODULES) holds the line between them.
@@ -86,7 +85,8 @@ from ralph.rules.guard.state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, loo
                                      normalize_program, program_name, show, show_argv)
 from ralph.rules.guard.policy import DEFAULT_POLICY, GuardPolicy
 from ralph.rules.guard.programs.facts import COMMAND_ENV, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.guard.shell import ShellSyntaxError, TooDeep, decode_ansi_c, parse
+from ralph.rules.guard.syntax.lexer import decode_ansi_c
+from ralph.rules.guard.syntax.parser import ShellSyntaxError, TooDeep, parse
 
 FUNCTION = type(lambda: ())  # for annotations: collections.abc.Callable would cost every hook call its import
 

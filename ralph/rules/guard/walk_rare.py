@@ -10,7 +10,7 @@ are listed in guard.RARE_WALK.
 from fnmatch import fnmatchcase
 
 from ralph.rules.guard.state import MAX_ALTERNATIVES, Scope
-from ralph.rules.guard.shell import Parser, ShellSyntaxError, TooDeep
+from ralph.rules.guard.syntax.parser import Parser, ShellSyntaxError, TooDeep
 
 # functions bash calls by itself
 SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))

@@ -145,7 +145,7 @@ def shell_stages(command: str, depth: int = 0) -> list[Stage]:
     heredocs, compound commands as bash reads them; redirections dropped;
     `bash -c '...'` expanded in place. Words keep substitutions as text
     (`$(…)`, `$x`): enough to find the runner, not to expand it."""
-    from ralph.rules.guard.shell import ShellSyntaxError, TooDeep, parse
+    from ralph.rules.guard.syntax.parser import ShellSyntaxError, TooDeep, parse
 
     try:
         tree = parse(command)

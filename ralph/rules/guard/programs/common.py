@@ -16,7 +16,7 @@ import os
 from ralph.rules.guard.git_policy import _option_values
 from ralph.rules.guard.state import UNKNOWN, Scope, file_key, lookup_file, program_name, shell_quote, show
 from ralph.rules.guard.programs.facts import COMMAND_ENV, INTERPRETERS
-from ralph.rules.guard.shell import decode_ansi_c
+from ralph.rules.guard.syntax.lexer import decode_ansi_c
 
 
 class CommonPrograms:

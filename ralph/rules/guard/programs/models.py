@@ -14,7 +14,7 @@ only when they carry code to judge. Loaded on first use (guard.Analysis).
 from ralph.rules.guard.state import ENCODINGS, MAX_ALTERNATIVES, UNKNOWN, Scope, file_key, lookup_file, normalize_program, program_name, shell_quote, show
 from ralph.rules.guard.programs.facts import (ASSIGNING_WRAPPERS, DATA_PROGRAMS, EXEC_APIS, INTERPRETERS, PARALLEL_OPTS_WITH_ARG, SHELLS, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS,
                                   WRAPPERS, XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
-from ralph.rules.guard.shell import ShellSyntaxError, decode_ansi_c
+from ralph.rules.guard.syntax.lexer import ShellSyntaxError, decode_ansi_c
 from ralph.rules.guard.expand import _split_words
 from ralph.rules.guard.git_policy import _option_values
 
