@@ -97,7 +97,7 @@ def unwrap(words: list[str]) -> list[str]:
     """The command a literal word list runs once leading NAME=value words and
     wrappers (sudo -u x, env -i, timeout 5, nice -n 5, xargs -n1, ...) with
     their options are taken off. Literal words only: the guard's program
-    models (ralph.rules.guard.programs.models) handle the dynamic cases."""
+    models (ralph.rules.guard.programs.wrappers) handle the dynamic cases."""
     k = 0
     while k < len(words):
         word = words[k]
