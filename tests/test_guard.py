@@ -316,7 +316,7 @@ def test_the_program_table_names_functions_of_the_model_modules() -> None:
     package = os.path.dirname(facts.__file__)
     modules = {f"ralph.rules.guard.programs.{name[:-3]}" for name in os.listdir(package) if name.endswith(".py")}
     assert modules - set(MODEL_MODULES) == {"ralph.rules.guard.programs.__init__", "ralph.rules.guard.programs.facts",
-                                            "ralph.rules.guard.programs.plain"}
+                                            "ralph.rules.guard.programs.fast_path"}
     for program, (module, function) in interp.PROGRAM_MODELS.items():
         assert module in MODEL_MODULES and callable(getattr(interp.load_model(module), function, None)), program
     assert interp.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
