@@ -111,7 +111,6 @@ class GuardVerdict:
         return f"GuardVerdict(blocked={self.blocked!r}, rule_id={self.rule_id!r}, reason={self.reason!r}, evidence={self.evidence!r})"
 
 
-
 def judge_command(command: str, policy: GuardPolicy | None = None, deadline: float = 0.25, cwd: str = "",
                   remotes: tuple[str, ...] | FUNCTION = ()) -> GuardVerdict:
     """Would running `command` in bash push or merge? Never raises.
@@ -127,7 +126,6 @@ def judge_command(command: str, policy: GuardPolicy | None = None, deadline: flo
         return _unsure_verdict(command, policy, f"the guard failed on this command ({type(e).__name__})", ["internal error"], "internal-error")
 
 
-
 def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str], rule: str) -> GuardVerdict:
     try:
         risky = policy.could_push(command)
@@ -140,7 +138,6 @@ def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str
         f"Split it into plain simple commands (one per line, no deep nesting or generated code). {ACT}"
     )
     return GuardVerdict(True, reason, [why], trace + [f"{why} -> BLOCK (fail closed)"], f"fail-closed.{rule}")
-
 
 
 def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str = "",

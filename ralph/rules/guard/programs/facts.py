@@ -86,7 +86,6 @@ rustc gcc cc clang javac java mvn gradle pytest tox ruff black mypy eslint prett
 AWK = frozenset(("awk", "gawk", "mawk", "nawk", "busybox-awk"))
 
 
-
 def is_assignment(word: str) -> bool:
     """NAME=value, as a shell or env reads it before the command."""
     name, eq, _ = word.partition("=")

@@ -75,11 +75,11 @@ def run_git_program(analysis: Analysis, argv: list[str], env: dict[str, str], st
     """git, and yadm (git with another work tree)."""
     return run_git(analysis, argv, env, scope, where)
 
+
 def run_dashed_git(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
     """`git-<sub>`: git's subcommand run as a program of its own."""
     name = normalize_program(program_name(argv[0]) or "")
     return run_git(analysis, ["git", name[4:]] + argv[1:], env, scope, where, dashed=True)
-
 
 
 def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Scope, where: str, dashed: bool = False) -> str | None:

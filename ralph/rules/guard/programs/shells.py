@@ -24,6 +24,7 @@ GIT_PROGRAMS = frozenset(("git", "gh", "glab", "hub", "jj", "yadm"))
 
 
 def run_shell(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    """A shell: its `-c` code, the script file it runs, or its script on stdin."""
     i = 1
     command_mode = False
     read_stdin = False
