@@ -200,3 +200,16 @@ def test_detached_child_runs_in_the_background_and_ralph_status_lists_it(tmp_pat
     (listed,) = report["children"]
     assert listed["dir"] == "post_iteration-3" and listed["state"] == "finished complete" and listed["output"]
     assert "post_iteration-3: review (detached, pid" in render(report)
+
+
+def test_ralph_status_tells_a_running_child_from_one_that_died_without_a_finish(tmp_path) -> None:
+    from ralph.loop.lifecycle.spawn_run import list_children
+
+    state = tmp_path / "state"
+    for name, pid in (("post_iteration-1", os.getpid()), ("post_iteration-2", 2 ** 22 + 12345)):
+        child = state / "children" / name
+        child.mkdir(parents=True)
+        (child / "spawn.json").write_text(json.dumps({"pipeline": "review", "await": False, "pid": pid}))
+        (child / "run.json").write_text(json.dumps({"status": "running", "pid": pid}))
+    states = {c["dir"]: c["state"] for c in list_children(str(state))}
+    assert states == {"post_iteration-1": "running", "post_iteration-2": "stopped (no finish recorded)"}

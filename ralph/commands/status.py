@@ -17,7 +17,7 @@ from ralph.state.files import read_json_object
 from ralph.state.locations import STATE_DIR_NAME, project_root
 
 from ralph.loop import paths, records
-from ralph.loop.lifecycle.spawn import list_children
+from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
 from ralph.loop.settings import resolve
 

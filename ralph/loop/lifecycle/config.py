@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ralph.config import ConfigError, cached_parse, check_value as check_config_value, parse_config, read_text
+from ralph.config import ConfigError, cached_parse, parse_config, read_text
+from ralph.config import check_value as check_config_value
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
 from ralph.loop.lifecycle.context import export_key, key_for

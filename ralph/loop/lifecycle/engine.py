@@ -16,9 +16,6 @@ import json
 import os
 import time
 
-from ralph.rules.redact import redact
-from ralph.state.files import append_line, rotate_if_larger
-
 from ralph.loop.clock import utc_now
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle import context as contexts
@@ -27,8 +24,10 @@ from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult,
 from ralph.loop.lifecycle.config import HookSet, HookSpec, exported_names, load_hooks, require_valid
 from ralph.loop.lifecycle.points import NO_PIPE, canonical
 from ralph.loop.lifecycle.process import Job
-from ralph.loop.lifecycle.shell import result_of
+from ralph.loop.lifecycle.shell_run import result_of
 from ralph.loop.records import append_event
+from ralph.rules.redact import redact
+from ralph.state.files import append_line, rotate_if_larger
 
 TRACE_FILE = "lifecycle.jsonl"  # in .ralph/logs/: one line per action run
 TRACE_MAX_BYTES = 8 * 1024 * 1024

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 
-from ralph.state.files import atomic_write
-
 from ralph.loop.lifecycle.pending import clear, path_in, read
+from ralph.state.files import atomic_write
 
 MAX_ENTRY_CHARS = 8000  # one hook's output: its head and tail beyond this
 MAX_TOTAL_CHARS = 32000  # the whole block: the oldest entries go first beyond this

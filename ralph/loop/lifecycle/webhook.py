@@ -27,10 +27,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ralph.rules.redact import redact
-
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.config import check_keys, exported_names
+from ralph.rules.redact import redact
 
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 ON_TIMEOUT = ("abort", "continue")

@@ -11,12 +11,11 @@ import ssl
 import time
 from urllib.parse import quote, unquote, urlsplit
 
-from ralph.rules.redact import redact
-
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
 from ralph.loop.lifecycle.callback_server import CallbackServer
 from ralph.loop.lifecycle.webhook import WAITING_FILE, expand_env, known_exports, redact_url, url_problem
+from ralph.rules.redact import redact
 
 RESPONSE_KEEP = 2000  # bytes of the endpoint's answer kept for the trace
 
