@@ -45,7 +45,7 @@ ROLLBACK_KEYS: KeyTable = {
 # code using it (imported only when that section is validated).
 SCHEMA: dict[str, KeyTable | str] = {
     "loop": "ralph.loop.settings:LOOP_KEYS",
-    "guard": "ralph.rules.guard.judge:GUARD_KEYS",
+    "guard": "ralph.rules.guard.policy:GUARD_KEYS",
     "rollback": ROLLBACK_KEYS,
     "sandbox": "ralph.sandbox:SANDBOX_KEYS",
     "tests": "ralph.rules.outcome.tests_config:TESTS_KEYS",

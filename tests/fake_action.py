@@ -1,5 +1,5 @@
-"""A stand-in action type for tests of the action table: what issue 10's
-webhook/spawn modules plug in the same way. `answer` is returned as
+"""A stand-in action type for tests of the action table, plugged in the way
+the webhook and spawn types are. `answer` is returned as
 RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
 from __future__ import annotations
 

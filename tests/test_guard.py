@@ -1,4 +1,4 @@
-"""The push/merge guard (issue 4).
+"""The push/merge guard.
 
 The corpus in tests/fixtures/bash/<category>/*.jsonl is labelled by what bash
 really does (scripts/label_guard_corpus.py runs each case in a sandbox repo
@@ -16,14 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ralph.rules.guard.judge import GuardPolicy, GuardVerdict, judge_command
+from ralph.rules.guard.judge import GuardVerdict, judge_command
+from ralph.rules.guard.policy import GuardPolicy
 
 from .conftest import FIXTURES, RALPH, hook_state_dir, load_payload, run_hook
 
 CORPUS = os.path.join(FIXTURES, "bash")
-# issue 4's categories, then issue 12's (forge merges, code that arrives as
-# data, bash expansion corners, git running programs / remote writes, and
-# commands that must not be blocked)
+# the first categories, then those added with the forge and data models (forge
+# merges, code that arrives as data, bash expansion corners, git running
+# programs / remote writes, and commands that must not be blocked)
 CATEGORIES = ("block", "allow", "bypass", "fail_closed", "forge", "data_exec", "expansion", "git_programs", "false_blocks")
 NEW_CATEGORIES = CATEGORIES[4:]
 
@@ -176,7 +177,7 @@ def test_policy_from_config_validates() -> None:
 
 def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     from ralph.config import ConfigError
-    from ralph.rules.guard.judge import FAMILIES
+    from ralph.rules.guard.policy import FAMILIES
 
     samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
                "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}
@@ -281,151 +282,138 @@ def test_hot_path_imports() -> None:
     assert out.strip() == "[]", out
 
 
+GIT_MODEL = "ralph.rules.guard.programs.git"
+FORGE_MODELS = "ralph.rules.guard.programs.forges"
+SHELL_MODELS = "ralph.rules.guard.programs.shells"
+WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
+DATA_EXEC_MODELS = "ralph.rules.guard.programs.data_exec"
+BUILTIN_MODELS = "ralph.rules.guard.programs.shell_builtins"
+NAME_GLOBS = "ralph.rules.guard.programs.name_globs"
+MODEL_MODULES = (GIT_MODEL, FORGE_MODELS, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS)
+
+
 def test_program_models_load_only_when_a_command_reaches_one() -> None:
     code = ("import sys\n"
-            "from ralph.rules.guard.judge import PROGRAM_HANDLERS, judge_command, modelled_analysis\n"
-            "plain = judge_command('cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain')\n"
-            "early = sorted(m for m in ('ralph.rules.guard.programs.models', 'ralph.rules.guard.forge_policy') if m in sys.modules)\n"
+            "from ralph.rules.guard.interp import MODEL_MODULES\n"
+            "from ralph.rules.guard.judge import judge_command\n"
+            "plain = judge_command('cat README.md notes.txt && echo to-stderr >&2 | wc -l')\n"
+            "early = sorted(m for m in MODEL_MODULES if m in sys.modules)\n"
             "wrapped = judge_command(\"bash -c 'git push'\")\n"
             "forge = judge_command('gh pr merge 1')\n"
-            "late = sorted(m for m in ('ralph.rules.guard.programs.models', 'ralph.rules.guard.forge_policy') if m in sys.modules)\n"
-            "missing = [n for n in set(PROGRAM_HANDLERS.values()) if not callable(getattr(modelled_analysis(), n, None))]\n"
-            "print(plain.blocked, early, wrapped.blocked, forge.blocked, late, missing)\n")
+            "late = sorted(m for m in MODEL_MODULES if m in sys.modules)\n"
+            "print(plain.blocked, early, wrapped.blocked, forge.blocked, late)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out == "False [] True True ['ralph.rules.guard.forge_policy', 'ralph.rules.guard.programs.models'] []", out
+    assert out == f"False [] True True {sorted([FORGE_MODELS, GIT_MODEL, SHELL_MODELS])}", out
+
+
+def test_the_program_table_names_functions_of_the_model_modules() -> None:
+    # the model modules are loaded by name, which a bundler cannot see:
+    # build.spec ships interp.MODEL_MODULES, so it must list them all
+    from ralph.rules.guard import interp
+    from ralph.rules.guard.programs import facts
+
+    assert set(interp.MODEL_MODULES) == set(MODEL_MODULES)
+    package = os.path.dirname(facts.__file__)
+    modules = {f"ralph.rules.guard.programs.{name[:-3]}" for name in os.listdir(package) if name.endswith(".py")}
+    assert modules - set(MODEL_MODULES) == {"ralph.rules.guard.programs.__init__", "ralph.rules.guard.programs.facts",
+                                            "ralph.rules.guard.programs.fast_path"}
+    for program, (module, function) in interp.PROGRAM_MODELS.items():
+        assert module in MODEL_MODULES and callable(getattr(interp.load_model(module), function, None)), program
+    assert interp.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
+    assert interp.program_model("pythonw") == (SHELL_MODELS, "run_interpreter")
+    assert interp.program_model("npm") is None
 
 
 # Commands agents typically run (the shapes seen in Claude Code sessions, the
-# benchmark's command among them): judging them loads none of the guard's cold
-# modules (the code for what such commands never contain) but the models of
-# the most common programs.
-TYPICAL_COMMANDS = (
-    "ls -la",
-    "cd src && pytest -q 2>&1 | tail -20",
-    "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain",
-    "git status",
-    "git diff --stat HEAD~1",
-    "git diff -- 'src/my file.py'",
-    'git add -A && git commit -m "msg"',
-    "git add src/a.py tests/test_a.py && git commit -m 'fix: handle empty input' && git log --oneline -3",
-    "git commit -m \"$(cat <<'EOF'\nAdd the parser\n\nIt reads bash.\nEOF\n)\"",
-    "git log --oneline -5",
-    "git show HEAD --stat",
-    "git checkout -b feature/x",
-    "git switch main",
-    "git branch -a",
-    "git rev-parse --abbrev-ref HEAD",
-    "git stash && git stash pop",
-    "git fetch origin",
-    "git restore --staged src/a.py",
-    "npm run build 2>&1 | head -50",
-    "npm test",
-    "grep -rn foo src/ | wc -l",
-    "python -m pytest tests/test_x.py -x -q",
-    "mkdir -p build && cp a.txt build/",
-    "export FOO=bar && make test",
-    'ls "my dir" | grep foo',
-    "find . -name '*.py' | head -20",
-    "echo $HOME && pwd",
-    "cargo build --release 2>&1 | tail -5",
-    "rm -rf dist/ && npm ci",
-    "cat package.json | head -30",
-    "wc -l src/*.py",
-    "pip install -e . 2>&1 | tail -3",
-)
-# the modules loaded only when a command needs them, each with commands that
-# need it (and must still be blocked)
-COLD_MODULES = {
-    "ralph.rules.guard.git_models": ("git -c alias.x=push x origin", "git config alias.sync push && git sync",
-                               "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p",
-                               "git pull origin main", "git rebase -x 'git push' main", "git -C /srv/app.git commit -m x",
-                               "echo 'git push' > .git/hooks/pre-commit"),
-    "ralph.rules.guard.shell_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "(cd sub && git push)",
-                               "f() { git push; }; f", "git ${SUB:-push}", "git `echo push`", "x=(push); git ${x[0]}",
-                               "git $((1)) push", "[[ -n x ]] && git push", "case x in x) git push;; esac"),
-    "ralph.rules.guard.expand_rare": ("git ${SUB:-push}", "git {push,status}", "s=PUSH; git ${s,,}", "a=pushx; git ${a%x}"),
-    "ralph.rules.guard.walk_rare": ("for r in a b; do git push $r; done", "if true; then git push; fi", "f() { git push; }; f",
-                              "PS4='$(git push)' bash -xc true", "gi? push", "g() { git \"$@\"; }; g push"),
-    "ralph.rules.guard.programs.models": ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "timeout 60 git push",
-                                   "echo 'git push' | xargs -I{} sh -c {}", "sed 's/x/git push/e' f", "alias p='git push'; p"),
-    "ralph.rules.guard.forge_policy": ("gh pr merge 1", "glab mr merge 2", "git merge-recursive HEAD a b"),
+# benchmark's command among them), each with the program models judging it
+# loads: the models of the programs it runs (git; cd, cp, export: the shell
+# builtins; python: interpreters; find: wrappers; make, sed: data-executing
+# programs, which judge the code they find as interpreter code) and no other.
+TYPICAL_COMMANDS = {
+    "ls -la": [],
+    "cd src && pytest -q 2>&1 | tail -20": [BUILTIN_MODELS],
+    "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain": [GIT_MODEL],
+    "git status": [GIT_MODEL],
+    "git diff --stat HEAD~1": [GIT_MODEL],
+    "git diff -- 'src/my file.py'": [GIT_MODEL],
+    'git add -A && git commit -m "msg"': [GIT_MODEL],
+    "git add src/a.py tests/test_a.py && git commit -m 'fix: handle empty input' && git log --oneline -3": [GIT_MODEL],
+    "git commit -m \"$(cat <<'EOF'\nAdd the parser\n\nIt reads bash.\nEOF\n)\"": [GIT_MODEL],
+    "git log --oneline -5": [GIT_MODEL],
+    "git show HEAD --stat": [GIT_MODEL],
+    "git checkout -b feature/x": [GIT_MODEL],
+    "git switch main": [GIT_MODEL],
+    "git branch -a": [GIT_MODEL],
+    "git rev-parse --abbrev-ref HEAD": [GIT_MODEL],
+    "git stash && git stash pop": [GIT_MODEL],
+    "git fetch origin": [GIT_MODEL],
+    "git restore --staged src/a.py": [GIT_MODEL],
+    "npm run build 2>&1 | head -50": [],
+    "npm test": [],
+    "grep -rn foo src/ | wc -l": [],
+    "python -m pytest tests/test_x.py -x -q": [SHELL_MODELS],
+    "mkdir -p build && cp a.txt build/": [BUILTIN_MODELS],
+    "export FOO=bar && make test": [BUILTIN_MODELS, DATA_EXEC_MODELS, SHELL_MODELS],
+    'ls "my dir" | grep foo': [],
+    "find . -name '*.py' | head -20": [WRAPPER_MODELS],
+    "echo $HOME && pwd": [],
+    "cargo build --release 2>&1 | tail -5": [],
+    "rm -rf dist/ && npm ci": [],
+    "cat package.json | head -30": [],
+    "wc -l src/*.py": [],
+    "pip install -e . 2>&1 | tail -3": [],
+    "sed -n '1,40p' src/app.py": [DATA_EXEC_MODELS, SHELL_MODELS],
 }
-# the models of the programs agents run most: loaded by the typical commands
-# that use them, and by nothing else in TYPICAL_COMMANDS
-COMMON_PROGRAMS_MODULE = "ralph.rules.guard.programs.common"
-COMMON_PROGRAM_COMMANDS = ("cd src && pytest -q", "python -m pytest tests/test_x.py -x -q", "mkdir -p build && cp a.txt build/",
-                           "export FOO=bar && make test", "find . -name '*.py' | head -20", "sed -n '1,40p' src/app.py")
-ALL_COLD_MODULES = sorted(COLD_MODULES) + [COMMON_PROGRAMS_MODULE]
+# each model module, with commands that need it (and must be blocked)
+MODEL_COMMANDS = {
+    GIT_MODEL: ("git -c alias.x=push x origin", "git config alias.sync push && git sync", "git pull origin main",
+                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "git rebase -x 'git push' main",
+                "git -C /srv/app.git commit -m x", "echo 'git push' > .git/hooks/pre-commit", "git merge-recursive HEAD a b"),
+    FORGE_MODELS: ("gh pr merge 1", "glab mr merge 2", "hub merge feature", "jj git push", "ralph stream merge s1"),
+    SHELL_MODELS: ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "eval git push",
+                   "source <(echo git push)", "trap 'git push' EXIT"),
+    WRAPPER_MODELS: ("timeout 60 git push", "echo 'git push' | xargs -I{} sh -c {}", "sudo -u me git push", "ssh host git push",
+                     "find . -exec git push \\;", "busybox sh -c 'git push'"),
+    DATA_EXEC_MODELS: ("sed 's/x/git push/e' f", "awk 'BEGIN { system(\"git push\") }'", "vim -c '!git push' f",
+                       "printf 'x:\\n\\tgit push\\n' | make -f -"),
+    BUILTIN_MODELS: ("alias p='git push'; p", "cd /srv/app.git && git commit -m x", "export GIT_EDITOR='git push'; git commit",
+                     "printf -v s push; git $s"),
+    NAME_GLOBS: ("gi? push", "/usr/bin/git-p*sh origin main"),
+}
 
 
-def _judged_in_fresh_process(commands: tuple[str, ...]) -> tuple[list[str], list[bool]]:
-    """The cold modules loaded after judging these commands in a new interpreter, and the verdicts."""
+def _judged_in_fresh_process(command: str) -> tuple[list[str], bool]:
+    """The program-model modules a new interpreter loads judging this command, and the verdict."""
     code = ("import json, sys\n"
             "from ralph.rules.guard.judge import judge_command\n"
-            f"blocked = [judge_command(c).blocked for c in {list(commands)!r}]\n"
-            f"print(json.dumps([sorted(m for m in {ALL_COLD_MODULES!r} if m in sys.modules), blocked]))\n")
+            f"blocked = judge_command({command!r}).blocked\n"
+            f"print(json.dumps([sorted(m for m in {list(MODEL_MODULES)!r} if m in sys.modules), blocked]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     loaded, blocked = json.loads(out)
     return loaded, blocked
 
 
-def test_typical_commands_load_no_cold_guard_module() -> None:
-    loaded, blocked = _judged_in_fresh_process(TYPICAL_COMMANDS)
-    assert set(loaded) <= {COMMON_PROGRAMS_MODULE}, loaded
-    assert not any(blocked), [c for c, b in zip(TYPICAL_COMMANDS, blocked) if b]
+def test_typical_commands_load_only_the_models_of_their_programs() -> None:
+    with ThreadPoolExecutor(4) as pool:
+        judged = dict(zip(TYPICAL_COMMANDS, pool.map(_judged_in_fresh_process, TYPICAL_COMMANDS)))
+    wrong = {command: loaded for command, (loaded, _) in judged.items() if loaded != sorted(TYPICAL_COMMANDS[command])}
+    assert not wrong, wrong
+    assert not any(blocked for _, blocked in judged.values()), [c for c, (_, blocked) in judged.items() if blocked]
 
 
-def test_the_benchmark_command_and_plain_git_load_no_cold_module() -> None:
-    commands = tuple(c for c in TYPICAL_COMMANDS if c.startswith(("cat README.md", "git ")))
-    loaded, blocked = _judged_in_fresh_process(commands)
-    assert loaded == [] and not any(blocked), (loaded, blocked)
-
-
-@pytest.mark.parametrize("command", COMMON_PROGRAM_COMMANDS)
-def test_common_programs_load_only_their_models(command: str) -> None:
-    loaded, blocked = _judged_in_fresh_process((command,))
-    assert loaded == [COMMON_PROGRAMS_MODULE] and blocked == [False], (loaded, blocked)
-
-
-@pytest.mark.parametrize("module", sorted(COLD_MODULES))
-def test_cold_guard_modules_load_when_a_command_needs_them(module: str) -> None:
-    for command in COLD_MODULES[module]:
-        loaded, blocked = _judged_in_fresh_process((command,))
+@pytest.mark.parametrize("module", MODEL_MODULES)
+def test_each_model_module_loads_when_a_command_needs_it(module: str) -> None:
+    for command in MODEL_COMMANDS[module]:
+        loaded, blocked = _judged_in_fresh_process(command)
         assert module in loaded, (command, loaded)
-        assert blocked == [True], command
-
-
-def test_cold_layers_list_exactly_their_methods() -> None:
-    # a method named in COLD_LAYERS but missing from its layer (or the reverse)
-    # would send the walk to the wrong layer
-    from ralph.rules.guard import judge as guard
-
-    for layer in guard.LAYER_ORDER:
-        methods = {name for mixin in guard.load_layer(layer) for name, value in vars(mixin).items()
-                   if callable(value) and not name.startswith("__")}
-        listed = {name for name, owner in guard.COLD_LAYERS.items() if owner == layer}
-        if layer == "programs":
-            assert not listed & methods, listed & methods
-        else:
-            assert listed == methods, (layer, listed ^ methods)
-        assert not methods & set(dir(guard.Analysis)), methods & set(dir(guard.Analysis))
-
-
-def test_the_parsers_rare_syntax_adds_methods_only() -> None:
-    # a RareSyntax method named like a Parser one would never run (Parser comes first)
-    from ralph.rules.guard.shell import Parser, full_parser
-    from ralph.rules.guard.shell_rare import RareSyntax
-
-    added = {name for name, value in vars(RareSyntax).items() if callable(value)}
-    assert added and not added & set(dir(Parser)), added & set(dir(Parser))
-    assert full_parser().__mro__[1:3] == (Parser, RareSyntax)
+        assert blocked, command
 
 
 # ---- one table of program facts ----
 
 
 def test_guard_and_test_outcome_share_program_facts() -> None:
-    from ralph.rules.guard.programs import facts as programs, models as program_models
+    from ralph.rules.guard.programs import facts as programs, wrappers as program_models
     from ralph.rules.outcome import command_shape as test_outcome
 
     assert test_outcome.SHELLS is programs.SHELLS

@@ -1,4 +1,4 @@
-"""The guard's fast path (ralph.rules.guard.programs.plain) never allows a command
+"""The guard's fast path (ralph.rules.guard.programs.fast_path) never allows a command
 the full guard would block: checked over the whole bash corpus and on random
 commands built from plain characters and shell-ish words."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ralph.rules.guard.judge import judge_command
-from ralph.rules.guard.programs.plain import PLAIN_CHARS, obviously_harmless
-from tests.conftest import FIXTURES, load_payload, run_hook, hook_state_dir
+from ralph.rules.guard.programs.fast_path import PLAIN_CHARS, obviously_harmless
+from tests.conftest import FIXTURES, hook_state_dir, load_payload, run_hook
 
 
 def corpus() -> list[dict]:

@@ -260,13 +260,14 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     # the fast path: no guard, no config module
     assert not imported & (unwanted | {"ralph.rules.guard.judge", "ralph.config"}), sorted(imported)
     # the full guard, for a command the fast path leaves to it: still no
-    # __future__, and no program models (nothing here reaches one)
+    # __future__, and no program model but git's (the one program here with a model)
     payload["tool_input"]["command"] = "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain"
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ralph.rules.guard.judge" in imported
-    lazy = {"ralph.rules.guard.programs.models", "ralph.rules.guard.forge_policy"}
+    assert "ralph.rules.guard.programs.git" in imported
+    lazy = {f"ralph.rules.guard.programs.{name}" for name in ("forges", "shells", "wrappers", "data_exec", "shell_builtins", "name_globs")}
     assert not imported & (unwanted | lazy), sorted(imported)
 
 

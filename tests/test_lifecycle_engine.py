@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from ralph.loop.lifecycle import pending
+from ralph.loop.lifecycle import pending, pipe_output
 from tests.lifecycle_support import CONTEXT, HookProject
 from tests.loop_support import gone, pid_alive
 
@@ -225,7 +225,7 @@ def test_flood_of_100_mb_is_bounded_and_counted(tmp_path, monkeypatch) -> None:
     assert len(result.output) < 100_000 and result.output.startswith("START") and result.output.endswith("END")
     assert "bytes of output cut" in result.output
     [entry] = pending.read(p.state_dir)
-    assert len(entry["text"]) <= pending.MAX_ENTRY_CHARS + 100
+    assert len(entry["text"]) <= pipe_output.MAX_ENTRY_CHARS + 100
 
 
 def test_endless_flood_is_killed_at_the_timeout(tmp_path, monkeypatch) -> None:
@@ -348,10 +348,10 @@ def test_pipe_output_is_fifo_across_hooks_and_points_and_ansi_free(tmp_path, mon
 def test_pending_buffer_is_bounded_dropping_the_oldest(tmp_path) -> None:
     state = str(tmp_path)
     for number in range(20):
-        pending.add(state, {"point": "post_iteration", "label": f"h{number}", "text": f"{number}:" + "y" * 5000})
+        pipe_output.add(state, {"point": "post_iteration", "label": f"h{number}", "text": f"{number}:" + "y" * 5000})
     entries = pending.read(state)
     total = sum(len(e["text"]) for e in entries)
-    assert total <= pending.MAX_TOTAL_CHARS and entries[-1]["label"] == "h19"
+    assert total <= pipe_output.MAX_TOTAL_CHARS and entries[-1]["label"] == "h19"
     assert entries[0]["dropped"] == 20 - len(entries)
     assert f"({20 - len(entries)} older hook output(s) dropped" in pending.render(entries)
 
@@ -395,14 +395,14 @@ def fake_action(monkeypatch):
     from ralph.loop.lifecycle import actions
     from tests import fake_action as module
 
-    monkeypatch.setitem(actions.ACTIONS, "approval", "tests.fake_action")
+    monkeypatch.setitem(actions.ACTIONS, "approval", actions.ActionType("tests.fake_action", exports=module.EXPORTS))
     module.CALLS.clear()
     return module
 
 
 def test_a_new_action_type_plugs_into_the_table(tmp_path, monkeypatch, fake_action) -> None:
-    """The contract issue 10 builds on: a module in ACTIONS with KEYS,
-    validate, run and EXPORTS gets when/on_failure/retry, and its exports
+    """The action contract: a module in ACTIONS with KEYS, validate and run,
+    and the names it exports, gets when/on_failure/retry, and its exports
     reach later actions' env, templates and conditions."""
     p = HookProject(tmp_path, '[[hooks.pre_iteration]]\ntype = "approval"\nanswer = "it\'s $(ok)"\n\n'
                               '[[hooks.pre_iteration]]\ncommand = "printf \'%s|%s|%s\' {{hook_response}} \\"${HOOK_RESPONSE}\\" \\"$RALPH_HOOK_RESPONSE\\""\n\n'

@@ -1,8 +1,8 @@
 """Lifecycle hooks in real ralph-loop runs (the installed console script and
 tests/fake_agent.py): every point fires at its moment with the loop's context,
 output piped into the next prompt (also across a restart and a crash), hook
-aborts, skips, fire-and-forget, Ctrl-C, and the issue's "done when" through
-`ralph init`. Ordering is checked against the loop's own events.jsonl."""
+aborts, skips, fire-and-forget, Ctrl-C, and the whole story told from
+`ralph init` on. Ordering is checked against the loop's own events.jsonl."""
 from __future__ import annotations
 
 import json
@@ -129,7 +129,7 @@ def test_plan_then_build_pipeline_fires_stage_complete_per_stage(tmp_path) -> No
 
 
 def test_done_when_init_lint_output_reaches_the_next_prompt_and_next_iteration_aborts(tmp_path) -> None:
-    """The issue's "done when": templates from `ralph init`, a post_iteration
+    """From `ralph init` on: its hook templates, a post_iteration
     lint hook whose output the next agent prompt shows, next_iteration exit 2
     aborting, and `finished` running with RALPH_FINISH_TYPE=hook_abort."""
     p = Project(tmp_path, None)
@@ -288,9 +288,9 @@ def test_dry_run_with_hooks_shows_warnings_and_pending_output(tmp_path) -> None:
     os.makedirs(os.path.dirname(path))
     with open(path, "w") as f:
         f.write("#!/bin/sh\n")
-    from ralph.loop.lifecycle import pending
+    from ralph.loop.lifecycle import pending, pipe_output
 
-    pending.add(os.path.join(r.p.root, ".ralph"), {"point": "post_iteration", "label": "lint", "text": "E1 from last night"})
+    pipe_output.add(os.path.join(r.p.root, ".ralph"), {"point": "post_iteration", "label": "lint", "text": "E1 from last night"})
     result = r.run("--dry-run")
     assert result.returncode == 0, result.stderr
     assert "hooks: warning:" in result.stdout and "not executable" in result.stdout

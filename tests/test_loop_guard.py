@@ -1,5 +1,6 @@
-"""ralph-loop's second line (ISSUE 12 sections 5 and 7), with the scripted
-fake agent and real git: merges and foreign commits fail the iteration, git
+"""ralph-loop's second line of defence against pushes and merges (the
+sandbox layer and the loop's own checks of git), with the scripted fake
+agent and real git: merges and foreign commits fail the iteration, git
 hooks/config changed by the agent never run, guard denials end a stuck
 iteration and then block the story, and the sandbox layer reaches a `claude`
 agent through --settings (or the loop refuses to start without bubblewrap)."""
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from ralph.loop.guarding import runs_claude, user_settings_value, with_settings
+from ralph.loop.sandbox_layer import runs_claude, user_settings_value, with_settings
 from tests.loop_support import FAKE_AGENT, Project, git
 from tests.sandbox_support import sandbox_available  # noqa: F401 - fixture
 

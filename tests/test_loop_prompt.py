@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from ralph.state import failures
 from ralph.config import ConfigError
 from ralph.loop import prompt
-from ralph.loop.prompt import PLACEHOLDERS, failure_context, format_command, placeholders, render, shell_quote
+from ralph.loop.prompt import PLACEHOLDERS, failure_context, format_command, placeholders, render
+from ralph.loop.quoting import shell_quote
 
 PLACEHOLDER = re.compile(prompt.PLACEHOLDER)
 

@@ -6,6 +6,8 @@ import io
 import json
 import os
 
+import hypothesis
+import hypothesis.strategies
 import pytest
 
 from ralph.config import ConfigError
@@ -140,12 +142,9 @@ def argparse_args(argv: list[str]) -> dict:
     """What argparse makes of argv (parse_args without the flags-only shortcut)."""
     import argparse
 
-    from ralph.commands import loop
+    from ralph.commands.loop_arguments import add_options
 
-    parser = argparse.ArgumentParser(prog="ralph-loop")
-    for flags, options in loop.OPTIONS:
-        parser.add_argument(*flags, **options)
-    return vars(parser.parse_args(argv))
+    return vars(add_options(argparse.ArgumentParser(prog="ralph-loop")).parse_args(argv))
 
 
 def test_flag_only_command_lines_read_as_argparse_reads_them() -> None:
@@ -196,3 +195,20 @@ def test_atomic_write_that_fails_leaves_the_old_file_and_no_temp_file(tmp_path, 
     with pytest.raises(OSError):
         atomic_write(str(path), "new\n")
     assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+PRD_SAMPLES = ["PRD-1", "PRD-12", "PRD-007", "PRD-", "PRD-1a", "prd-1", "PRD-1\n", "PRD-1\n\n", "PRD-\n", "xPRD-1",
+               "PRD-١٢", "PRD-²", "PRD--1", "PRD-+1", "PRD- 1", "PRD-1 ", "PRD-1_000", "PRD-１２", ""]
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(hypothesis.strategies.sampled_from(PRD_SAMPLES) | hypothesis.strategies.text(
+    alphabet="PRD-0129١²\n _x", max_size=9).map(lambda tail: "PRD-" + tail if tail[:1] != "P" else tail))
+def test_prd_folder_names_read_as_the_expression_reads_them(name: str) -> None:
+    """paths.prd_number is PRD_DIR (matched by hand: the dry run finds the plan without `re`)."""
+    import re
+
+    from ralph.loop import paths
+
+    match = re.match(paths.PRD_DIR, name)
+    assert paths.prd_number(name) == (int(match.group(1)) if match else None), repr(name)

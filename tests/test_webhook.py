@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ralph.loop.lifecycle import webhook
+from ralph.loop.lifecycle import webhook, webhook_send
 from ralph.loop.lifecycle.config import load_hooks, require_valid
 from ralph.loop.lifecycle.engine import Engine
 
@@ -120,7 +120,7 @@ def test_send_failures_are_retried_with_backoff(tmp_path, endpoint) -> None:
 
 def test_delays_double_between_attempts() -> None:
     delays: list[float] = []
-    sent = webhook.send("POST", "http://127.0.0.1:9/x", {}, b"{}", 5, 3, 0.5, sleep=delays.append)
+    sent = webhook_send.send("POST", "http://127.0.0.1:9/x", {}, b"{}", 5, 3, 0.5, sleep=delays.append)
     assert not sent.ok and sent.attempts == 4 and "ConnectionRefusedError" in sent.error
     assert delays == [0.5, 1.0, 2.0]
 

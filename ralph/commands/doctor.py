@@ -20,7 +20,7 @@ from ralph import __version__
 from ralph.commands import install as settings
 from ralph.config import ConfigError, config_errors, config_path, load_config
 from ralph.sandbox import probe
-from ralph.state.locations import STATE_DIR_NAME, project_root
+from ralph.state.locations import STATE_DIR_NAME, project_root, state_dir
 
 # event -> the captured payload replayed through its command, and the answer
 # that proves the handler ran (PreToolUse: a `git push` must be denied)
@@ -196,23 +196,27 @@ def check_config(report: Report, root: str, environ: dict) -> None:
 
 
 def check_state_dir(report: Report, root: str) -> None:
-    state = os.path.join(root, STATE_DIR_NAME)
-    if not os.path.isdir(state):
-        parent_ok = os.access(root, os.W_OK | os.X_OK)
-        if parent_ok:
-            report.ok("state dir", f"{state} (created on first use)")
+    """Where the hooks keep this project's state, and that they can write it."""
+    own = os.path.join(root, STATE_DIR_NAME)
+    if os.path.isdir(own) and not os.path.lexists(os.path.join(own, ".gitignore")):
+        if not os.path.lexists(os.path.join(own, "run.json")):
+            report.ok("state dir", f"{own} has no .gitignore, so hook calls outside a loop run keep their state in the git "
+                                   "directory (ralph init or ralph install writes the .gitignore)")
         else:
-            report.warn("state dir", f"{root} is not writable: hooks keep state in a per-user directory instead",
-                        f"make {root} writable, or accept the fallback")
+            report.fail("state dir", f"{own} has no .gitignore: `git add -A` would commit prompts and logs",
+                        "ralph install (writes it)")
+            return
+    try:
+        state = state_dir(root)
+    except OSError as e:
+        report.fail("state dir", f"no state directory can be made for {root}: {e.strerror or e}",
+                    f"make {root}/.git writable, or set RALPH_STATE_DIR to a writable directory")
         return
     if not os.access(state, os.W_OK | os.X_OK):
         report.fail("state dir", f"{state} is not writable", f"chmod u+rwx {state}")
         return
-    if not os.path.lexists(os.path.join(state, ".gitignore")):
-        report.fail("state dir", f"{state} has no .gitignore: `git add -A` would commit prompts and logs",
-                    "ralph install (writes it), or any hook call")
-        return
-    report.ok("state dir", f"{state}: writable, .gitignore present")
+    where = "inside the work tree, kept out of git by its .gitignore" if state == own else "outside the work tree"
+    report.ok("state dir", f"{state}: writable, {where}")
 
 
 def sandbox_enabled(root: str, environ: dict) -> list[str]:

@@ -16,7 +16,8 @@ import os
 import sys
 
 from ralph.config import ConfigError, load_section
-from ralph.rules.guard.judge import GuardPolicy, judge_command
+from ralph.rules.guard.judge import judge_command
+from ralph.rules.guard.policy import GuardPolicy
 from ralph.state.locations import project_root
 
 

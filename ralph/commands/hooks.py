@@ -3,8 +3,23 @@ ralph-loop as the loop will see them (global hooks.toml, ralph.toml,
 .ralph/hooks/), and one point fired with sample context."""
 from __future__ import annotations
 
+import argparse
 import os
+import shutil
 import sys
+import tempfile
+
+from ralph.config import ConfigError, load_config
+from ralph.plan import PlanError, load_stories
+from ralph.state.locations import config_path, project_root
+
+from ralph.loop import paths
+from ralph.loop.clock import utc_now
+from ralph.loop.lifecycle import pending
+from ralph.loop.lifecycle.config import HookSpec, global_hooks_path, load_hooks
+from ralph.loop.lifecycle.engine import Engine
+from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
+from ralph.loop.settings import loop_settings
 
 USAGE = """\
 usage: ralph hooks list [-C DIR]
@@ -13,35 +28,27 @@ usage: ralph hooks list [-C DIR]
 
 
 def project(directory: str | None) -> tuple[str, str | None]:
-    from ralph.state.locations import config_path, project_root
-
     root = os.path.abspath(directory) if directory else project_root(os.getcwd())
     return root, config_path(root)
 
 
-def describe(spec: object) -> str:
-    s = spec
+def describe(spec: HookSpec) -> str:
     keys = []
-    if s.get("when"):  # type: ignore[attr-defined]
-        keys.append(f"when {s['when']!r}")  # type: ignore[index]
-    if s.kind != "dir":  # type: ignore[attr-defined]
-        if not s["await"]:  # type: ignore[index]
+    if spec.get("when"):
+        keys.append(f"when {spec['when']!r}")
+    if spec.kind != "dir":
+        if not spec["await"]:
             keys.append("await = false")
-        if s["on_failure"] != "continue":  # type: ignore[index]
-            extra = f" ({s['retries']}x, {s['retry_delay']}s apart)" if s["on_failure"] == "retry" else ""  # type: ignore[index]
-            keys.append(f"on_failure = {s['on_failure']}{extra}")  # type: ignore[index]
-        if s["pipe_output"]:  # type: ignore[index]
+        if spec["on_failure"] != "continue":
+            extra = f" ({spec['retries']}x, {spec['retry_delay']}s apart)" if spec["on_failure"] == "retry" else ""
+            keys.append(f"on_failure = {spec['on_failure']}{extra}")
+        if spec["pipe_output"]:
             keys.append("pipe_output")
-    keys.append(f"timeout {float(s['timeout']):g}s")  # type: ignore[index]
+    keys.append(f"timeout {float(spec['timeout']):g}s")  # type: ignore[arg-type]
     return ", ".join(keys)
 
 
 def list_hooks(argv: list[str]) -> int:
-    import argparse
-
-    from ralph.loop.lifecycle.config import global_hooks_path, load_hooks
-    from ralph.loop.lifecycle.points import POINTS
-
     parser = argparse.ArgumentParser(prog="ralph hooks list")
     parser.add_argument("-C", "--directory", metavar="DIR")
     args = parser.parse_args(argv)
@@ -81,15 +88,8 @@ class Printer:
 
 
 def sample_context(root: str, config: str | None, point: str, iteration: int, story_id: str | None, finish_type: str) -> dict:
-    from ralph.config import ConfigError, load_config
-    from ralph.loop import paths
-    from ralph.loop.records import utc_now
-    from ralph.plan import PlanError, load_stories
-
     stage_name, mode, max_iterations, plan = "build", "build", 10, None
     try:
-        from ralph.loop.settings import loop_settings
-
         settings = loop_settings(root, load_config(root), config, {})
         stage_name, mode = settings.stages[0].name, settings.stages[0].mode
         max_iterations = settings.stages[0].max_iterations
@@ -122,15 +122,6 @@ def sample_context(root: str, config: str | None, point: str, iteration: int, st
 
 
 def test_point(argv: list[str]) -> int:
-    import argparse
-    import shutil
-    import tempfile
-
-    from ralph.loop.lifecycle import pending
-    from ralph.loop.lifecycle.config import load_hooks
-    from ralph.loop.lifecycle.engine import Engine
-    from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
-
     parser = argparse.ArgumentParser(prog="ralph hooks test")
     parser.add_argument("point", help=f"one of {', '.join(POINTS)} (or an alias)")
     parser.add_argument("--iteration", type=int, default=1, metavar="N")

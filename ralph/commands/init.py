@@ -6,8 +6,13 @@ copied from the packaged templates in ralph/data/hooks/) and `.ralph/.gitignore`
 Never overwrites: an existing file is left alone and reported."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+
+from ralph.state.locations import project_root
+
+from ralph.loop.paths import GITIGNORE
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 
@@ -44,8 +49,6 @@ def create(path: str, data: bytes, executable: bool) -> bool:
 
 def scaffold(root: str) -> tuple[list[str], list[str]]:
     """(created, kept) relative paths."""
-    from ralph.loop.paths import GITIGNORE
-
     created, kept = [], []
     # run state stays out of git, the plan, prompt and hooks go in
     for rel, source, executable in ((".ralph/.gitignore", None, False), *FILES):
@@ -63,13 +66,9 @@ def scaffold(root: str) -> tuple[list[str], list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="ralph init", description=__doc__.split("\n\n")[0])
     parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the git toplevel of the current one)")
     args = parser.parse_args(argv)
-    from ralph.state.locations import project_root
-
     root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())
     try:
         created, kept = scaffold(root)

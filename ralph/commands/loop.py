@@ -5,52 +5,53 @@ Exit codes: 0 complete, 1 error, 2 bad usage / config / plan, 3 max_iterations,
 4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
 
 `--dry-run` stays cheap (no subprocess, no git): it reads the config and the
-plan and prints the next story with its full prompt.
+plan and prints the next story with its full prompt. What it does not need
+comes from STEPS, imported at one site: the run itself (subprocess, json,
+git, the hook engine) and argparse (a command line of on/off flags only is
+read here, by hand).
 """
 from __future__ import annotations
 
 import os
 import sys
 
+from ralph.config import ConfigError, check_config, config_path
+from ralph.plan import PlanError, load_stories
+from ralph.state.locations import STATE_DIR_NAME, project_root
+
+from ralph.loop import paths, prompt
+from ralph.loop.display import Display
+from ralph.loop.lifecycle.config import HookSet, load_hooks, require_valid
+from ralph.loop.settings import LoopSettings, loop_settings, resolve
+
 EXIT_USAGE = 2
 
-DESCRIPTION = """\
-Run a plan's stories one by one, each in a fresh agent process (default:
-claude -p --dangerously-skip-permissions, prompt on stdin), with the hooks
-enforcing the rules. A story is done when the agent marks it done, the verify
-command passes, and the loop has committed it as `feat(<id>): <title>`.
-"""
-EPILOG = """\
-exit codes: 0 complete, 1 error, 2 bad usage/config/plan, 3 max_iterations,
-4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
-config: [loop] in ralph.toml (see README, section ralph-loop).
-"""
+# what a command line needs beyond the dry run -> the module that does it (step())
+STEPS = {
+    "parse": "ralph.commands.loop_arguments",  # argparse: values, abbreviations, --help, mistakes
+    "run": "ralph.loop.runner",
+}
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def step(name: str) -> object:
+    module = STEPS[name]
+    __import__(module)
+    return sys.modules[module]
 
 
-# The options, defined once: (flags, argparse.add_argument keywords).
+# The options, defined once: (flags, argparse.add_argument keywords), with each
+# value's type named ("positive_int", "float", "int": ralph.commands.loop_arguments.TYPES).
 OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
     (("--plan",), {"help": "plan file (plan.md or prd.json); default: .ralph/plan.md, .ralph/prd.json, or the newest .ralph/PRD-N/"}),
     (("--prompt",), {"help": "prompt template for build iterations (default: the packaged PROMPT.md)"}),
     (("--mode",), {"choices": ("build", "plan"), "help": "run one stage of this mode instead of the configured pipeline"}),
-    (("--max-iterations",), {"type": _positive_int, "metavar": "N", "help": "stop after N iterations in all"}),
+    (("--max-iterations",), {"type": "positive_int", "metavar": "N", "help": "stop after N iterations in all"}),
     (("--once",), {"action": "store_true", "help": "run one iteration, then stop"}),
     (("--dry-run",), {"action": "store_true", "help": "print the next story and its full prompt, run nothing"}),
     (("--agent",), {"metavar": "CMD", "help": "agent command (run by /bin/sh; the prompt arrives on stdin)"}),
     (("--verify",), {"metavar": "CMD", "help": "verify command that must pass before a story counts as done"}),
-    (("--timeout",), {"type": float, "metavar": "SECONDS", "help": "agent timeout per iteration"}),
-    (("--no-progress-limit",), {"type": int, "metavar": "N", "help": "stop after N iterations without progress (0: never)"}),
+    (("--timeout",), {"type": "float", "metavar": "SECONDS", "help": "agent timeout per iteration"}),
+    (("--no-progress-limit",), {"type": "int", "metavar": "N", "help": "stop after N iterations without progress (0: never)"}),
     (("-C", "--directory"), {"metavar": "DIR", "help": "project directory (default: the current one)"}),
     (("-q", "--quiet"), {"action": "store_true", "help": "do not stream the agent's output to the terminal"}),
 )
@@ -60,13 +61,7 @@ def parse_args(argv: list[str]) -> object:
     args = plain_flags(argv)
     if args is not None:
         return args
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="ralph-loop", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flags, options in OPTIONS:
-        parser.add_argument(*flags, **options)
-    return parser.parse_args(argv)
+    return step("parse").parse(argv)  # type: ignore[attr-defined]
 
 
 class Flags:
@@ -97,12 +92,8 @@ def plain_flags(argv: list[str]) -> Flags | None:
     return Flags(values)
 
 
-def load_settings(args: object) -> object:
+def load_settings(args: object) -> LoopSettings:
     """LoopSettings from ralph.toml and the flags; raises ConfigError."""
-    from ralph.config import check_config, config_path
-    from ralph.loop.settings import loop_settings
-    from ralph.state.locations import project_root
-
     start = os.path.abspath(args.directory) if args.directory else os.getcwd()  # type: ignore[attr-defined]
     root = project_root(start) if not args.directory else start  # type: ignore[attr-defined]
     config = check_config(root)  # every section, so a bad [rollback] or [guard] stops the run before it starts
@@ -123,36 +114,27 @@ def load_settings(args: object) -> object:
     return settings
 
 
-def find_plan(settings: object) -> str:
+def find_plan(settings: LoopSettings) -> str:
     """The plan file to use; PlanError-free: a missing plan is reported by the caller."""
-    from ralph.loop import paths
-    from ralph.loop.settings import resolve
-    from ralph.state.locations import STATE_DIR_NAME
-
-    root = settings.root  # type: ignore[attr-defined]
-    configured = settings["plan"]  # type: ignore[index]
+    root = settings.root
+    configured = settings["plan"]
     if configured:
         return resolve(root, configured)
     found = paths.discover_plan(os.path.join(root, STATE_DIR_NAME))
     return found or os.path.join(root, STATE_DIR_NAME, "plan.md")
 
 
-def dry_run(settings: object, plan_path: str) -> int:
-    from ralph.loop import paths, prompt
-    from ralph.loop.settings import resolve
-    from ralph.plan import load_stories
-    from ralph.state.locations import STATE_DIR_NAME
-
-    root = settings.root  # type: ignore[attr-defined]
-    stage = settings.stages[0]  # type: ignore[attr-defined]
+def dry_run(settings: LoopSettings, plan_path: str) -> int:
+    root = settings.root
+    stage = settings.stages[0]
     state_dir = os.path.join(root, STATE_DIR_NAME)
-    progress = settings["progress"]  # type: ignore[index]
+    progress = settings["progress"]
     progress_path = resolve(root, progress) if progress else paths.progress_path_for(plan_path)
     template = resolve(root, stage.prompt) if stage.prompt else None
     out = sys.stdout
     if stage.mode == "plan":
         text = prompt.plan_prompt(root=root, state_dir=state_dir, plan_path=plan_path, progress_path=progress_path,
-                                  template_path=template, verify_command=settings["verify_command"],  # type: ignore[index]
+                                  template_path=template, verify_command=settings["verify_command"],
                                   iteration=1, run_id="(dry-run)", stage=stage.name,
                                   hook_output=prompt.pending_hook_output(state_dir))
         out.write(f"stage: {stage.name} (plan mode) -> {paths.relative(root, plan_path)}\n")
@@ -180,28 +162,21 @@ def dry_run(settings: object, plan_path: str) -> int:
     return 0
 
 
-def check_hooks(settings: object) -> object:
-    """The lifecycle hooks (a HookSet); every hook error at once as one
-    ConfigError, before anything runs."""
-    from ralph.loop.lifecycle.config import load_hooks, require_valid
-
-    return require_valid(load_hooks(settings.root, None, settings.config_path))  # type: ignore[attr-defined]
+def check_hooks(settings: LoopSettings) -> HookSet:
+    """The lifecycle hooks; every hook error at once as one ConfigError,
+    before anything runs."""
+    return require_valid(load_hooks(settings.root, None, settings.config_path))
 
 
 def main(argv: list[str]) -> int:
-    from ralph.config import ConfigError
-    from ralph.plan import PlanError
-
     args = parse_args(argv)
     try:
         settings = load_settings(args)
         plan_path = find_plan(settings)
-        first_mode = settings.stages[0].mode  # type: ignore[attr-defined]
+        first_mode = settings.stages[0].mode
         if first_mode == "build" and not os.path.isfile(plan_path):
-            from ralph.loop.paths import relative
-
             sys.stderr.write(
-                f"ralph-loop: no plan at {relative(settings.root, plan_path)}: write one (`- [ ] US-001: title` lines), "  # type: ignore[attr-defined]
+                f"ralph-loop: no plan at {paths.relative(settings.root, plan_path)}: write one (`- [ ] US-001: title` lines), "
                 "pass --plan PATH, set plan in [loop] of ralph.toml, or run `ralph-loop --mode plan` to have the agent write it\n"
             )
             return EXIT_USAGE
@@ -213,26 +188,16 @@ def main(argv: list[str]) -> int:
             for warning in hooks.warnings:
                 sys.stdout.write(f"hooks: warning: {warning}\n")
             return dry_run(settings, plan_path)
-        from ralph.loop.prompt import check_template
-        from ralph.loop.settings import resolve
-
-        for stage in settings.stages:  # type: ignore[attr-defined]
-            check_template(stage.mode, resolve(settings.root, stage.prompt) if stage.prompt else None)  # type: ignore[attr-defined]
+        for stage in settings.stages:
+            prompt.check_template(stage.mode, resolve(settings.root, stage.prompt) if stage.prompt else None)
         if first_mode == "build":
-            from ralph.plan import load_stories
-
             load_stories(plan_path)  # a malformed plan is a usage error, before anything runs
     except (ConfigError, PlanError) as e:
         sys.stderr.write(f"ralph-loop: {e}\n")
         return EXIT_USAGE
-    from ralph.loop.display import Display
-    from ralph.loop.proc import Interrupts
-    from ralph.loop.runner import Runner
-
-    display = Display(quiet=settings.quiet)  # type: ignore[attr-defined]
+    display = Display(quiet=settings.quiet)
     try:
-        runner = Runner(settings, plan_path, display, Interrupts())  # type: ignore[arg-type]
-        return runner.run()
+        return step("run").run_loop(settings, plan_path, display)  # type: ignore[attr-defined]
     except ConfigError as e:  # e.g. a prompt template with an unknown placeholder
         sys.stderr.write(f"ralph-loop: {e}\n")
         return EXIT_USAGE

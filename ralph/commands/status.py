@@ -2,20 +2,30 @@
 iterations and the rollbacks, from `.ralph/` and git. Read-only."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 
+from ralph.config import ConfigError, load_config, section
+from ralph.plan import PlanError, load_stories
 from ralph.process import pid_alive
+from ralph.rollback.git import RollbackError
+from ralph.rollback.snapshots import list_snapshots
+from ralph.state.denials import read_denials
 from ralph.state.files import read_json_object
+from ralph.state.locations import STATE_DIR_NAME, project_root
+
+from ralph.loop import paths, records
+from ralph.loop.lifecycle.spawn import list_children
+from ralph.loop.lifecycle.webhook import WAITING_FILE
+from ralph.loop.settings import resolve
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
 
 
-def parse_args(argv: list[str]) -> object:
-    import argparse
-
+def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ralph status", description="Stories done, current run, last iterations, rollbacks.")
     parser.add_argument("--plan", help="plan file (default: as ralph-loop finds it)")
     parser.add_argument("-C", "--directory", metavar="DIR", help="project directory (default: the current one)")
@@ -25,12 +35,6 @@ def parse_args(argv: list[str]) -> object:
 
 
 def collect(root: str, plan_arg: str | None, recent: int) -> dict:
-    from ralph.config import ConfigError, load_config, section
-    from ralph.loop import paths, records
-    from ralph.loop.settings import resolve
-    from ralph.plan import PlanError, load_stories
-    from ralph.state.locations import STATE_DIR_NAME
-
     state_dir = os.path.join(root, STATE_DIR_NAME)
     report: dict = {"root": root, "problems": []}
     plan_path = resolve(root, plan_arg) if plan_arg else None
@@ -72,8 +76,6 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
 
 def denials(state_dir: str, run_id: object) -> dict:
     """The push/merge guard's denials in the current (or last) run, per story and iteration."""
-    from ralph.state.denials import read_denials
-
     if not isinstance(run_id, str):
         return {}
     entries = read_denials(state_dir, run_id)
@@ -87,27 +89,16 @@ def denials(state_dir: str, run_id: object) -> dict:
 
 
 def waiting_gate(state_dir: str) -> dict | None:
-    """An approval gate the loop is waiting at (ralph.loop.lifecycle.webhook), if any."""
-    from ralph.loop.lifecycle.webhook import WAITING_FILE
-
+    """An approval gate the loop is waiting at (ralph.loop.lifecycle.webhook_send), if any."""
     gate = read_json_object(os.path.join(state_dir, WAITING_FILE))
     return gate if gate is not None and pid_alive(gate.get("pid")) else None
 
 
 def children(state_dir: str) -> list[dict]:
-    try:
-        from ralph.loop.lifecycle.spawn import list_children
-    except ImportError:
-        return []
     return list_children(state_dir)
 
 
 def rollbacks(root: str, problems: list[str]) -> list[dict]:
-    try:
-        from ralph.rollback.git import RollbackError
-        from ralph.rollback.snapshots import list_snapshots
-    except ImportError:
-        return []
     try:
         snapshots = list_snapshots(root)
     except RollbackError as e:
@@ -179,12 +170,10 @@ def render(report: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from ralph.state.locations import project_root
-
     args = parse_args(argv)
-    root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())  # type: ignore[attr-defined]
-    report = collect(root, args.plan, args.iterations)  # type: ignore[attr-defined]
-    if args.json:  # type: ignore[attr-defined]
+    root = os.path.abspath(args.directory) if args.directory else project_root(os.getcwd())
+    report = collect(root, args.plan, args.iterations)
+    if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render(report))

@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 
 from ralph.config import ConfigError
+from ralph.state.failures import recent_failures
+
 from ralph.loop.identifiers import name_end
+from ralph.loop.lifecycle import pending
+from ralph.loop.paths import relative
+from ralph.loop.quoting import shell_quote
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py
@@ -21,8 +26,6 @@ DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
 MAX_PROGRESS_CHARS = 4000
 MAX_PLAN_CHARS = 20000
 MAX_FAILURE_EXCERPT = 1500
-# shlex.quote's safe characters (`[\w@%+=:,./-]`, ASCII): shlex imports re
-_SHELL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
 
 
 def template_text(mode: str, path: str | None) -> tuple[str, str]:
@@ -87,21 +90,15 @@ def render(template: str, where: str, values: dict[str, str]) -> str:
 
 def pending_hook_output(state_dir: str) -> str:
     """The pipe_output block waiting for the next prompt ("" when none)."""
-    from ralph.loop.lifecycle.pending import PENDING_FILE
-
-    if not os.path.exists(os.path.join(state_dir, PENDING_FILE)):
+    if not os.path.exists(pending.path_in(state_dir)):
         return ""
-    from ralph.loop.lifecycle import pending
-
     return pending.render(pending.read(state_dir))
 
 
 def clear_hook_output(state_dir: str) -> None:
     """The pending hook output reached a prompt: drop it."""
-    from ralph.loop.lifecycle.pending import PENDING_FILE, write
-
-    if os.path.exists(os.path.join(state_dir, PENDING_FILE)):
-        write(state_dir, [])
+    if os.path.exists(pending.path_in(state_dir)):
+        pending.clear(state_dir)
 
 
 def tail_text(path: str, limit: int) -> str:
@@ -121,8 +118,6 @@ def tail_text(path: str, limit: int) -> str:
 
 def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
     """The newest failures recorded for this story (any run), as prompt text."""
-    from ralph.state.failures import recent_failures
-
     found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
     found = found[-limit:]
     if not found:
@@ -148,21 +143,10 @@ def format_command(command: list[str] | str | None) -> str:
     return " ".join(shell_quote(word) for word in command)
 
 
-def shell_quote(word: str) -> str:
-    """shlex.quote(word), without shlex (it imports re)."""
-    if not word:
-        return "''"
-    if all(char in _SHELL_SAFE for char in word):
-        return word
-    return "'" + word.replace("'", "'\"'\"'") + "'"
-
-
 def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,
                  verify_command: list[str] | str | None, story: object, iteration: int, story_iteration: int,
                  run_id: str, stage: str, hook_output: str = "") -> str:
     """The full prompt for one build iteration on `story`."""
-    from ralph.loop.paths import relative
-
     template, where = template_text("build", template_path)
     criteria = "\n".join(f"- {c}" for c in story.criteria) or "- (none listed: the title is the requirement)"  # type: ignore[attr-defined]
     return render(template, where, {
@@ -187,8 +171,6 @@ def plan_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str
                 verify_command: list[str] | str | None, iteration: int, run_id: str, stage: str,
                 hook_output: str = "") -> str:
     """The full prompt for one planning iteration."""
-    from ralph.loop.paths import relative
-
     template, where = template_text("plan", template_path)
     return render(template, where, {
         "story_id": "", "story_title": "", "criteria": "", "story_iteration": "",

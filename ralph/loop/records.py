@@ -3,57 +3,39 @@ ralph.state.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stag
 and run end, O_APPEND) and progress.md notes."""
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import time
 
-from ralph.state.files import append_line, atomic_write
+from ralph.rules.redact import redact
+from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
 from ralph.state.run_state import FORMAT_VERSION, RUN_FILE
 
+from ralph.loop.clock import utc_now
 from ralph.loop.paths import EVENTS_FILE
-
-# json and secrets are imported where used: `ralph-loop --dry-run` reaches
-# this module (for utc_now) and uses neither (secrets alone costs ~5 ms).
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+from ralph.loop.settings import Stage
 
 
 def new_run_id() -> str:
-    import secrets
-
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
 
 
 def write_run_state(state_dir: str, state: dict) -> None:
-    import json
-
-    from ralph.rules.redact import redact
-
     body = {"version": FORMAT_VERSION}
     body.update(redact(state))
     atomic_write(os.path.join(state_dir, RUN_FILE), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
 def read_run_state(state_dir: str) -> dict | None:
-    from ralph.state.files import read_json_object
-
     return read_json_object(os.path.join(state_dir, RUN_FILE))
 
 
 def append_event(state_dir: str, event: dict) -> None:
-    import json
-
-    from ralph.rules.redact import redact
-
     append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event), ensure_ascii=False))
 
 
 def read_events(state_dir: str) -> list[dict]:
-    import json
-
-    from ralph.state.files import read_lines
-
     events = []
     for line in read_lines(os.path.join(state_dir, EVENTS_FILE)):
         try:
@@ -73,3 +55,18 @@ def append_progress(path: str, story_id: str, title: str, iteration: int, run_id
     if not os.path.exists(path):
         entry = "# Progress\n" + entry
     append_line(path, entry + "\n")
+
+
+def resume_stage_index(state_dir: str, stages: list[Stage]) -> int:
+    """A pipeline resumes at the stage the previous run stopped in (run.json)."""
+    if len(stages) < 2:
+        return 0
+    previous = read_run_state(state_dir) or {}
+    finish = previous.get("finish") or {}
+    name = previous.get("stage_name")
+    if finish.get("type") == "complete" or not name:
+        return 0
+    for index, stage in enumerate(stages):
+        if stage.name == name:
+            return index
+    return 0

@@ -34,12 +34,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 
 from ralph.plan import PlanError, parse_stories, set_story_state, story_state
 from ralph.process import pid_alive
 from ralph.state.files import atomic_write, read_json_object
 
-from ralph.loop.proc import end_recorded_group, git, is_same_process
+from ralph.loop import records
+from ralph.loop.clock import utc_now
+from ralph.loop.proc import Watchdog, end_recorded_group, git, is_same_process, process_identity
+from ralph.loop.run import Finish, Run
 
 INTENT_FILE = "commit_intent.json"
 TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.state.files.atomic_write's temp names
@@ -119,8 +123,6 @@ def restore_cut_plan(root: str, state_dir: str, plan_path: str, checkpoint: str,
     done."""
     if not plan_path or not checkpoint:
         return None
-    import subprocess
-
     rel = os.path.relpath(plan_path, root)
     shown = subprocess.run(["git", "show", f"{checkpoint}:{rel}"], cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
     if shown.returncode != 0:
@@ -219,3 +221,37 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
                                    f"(run {previous.get('run_id')} was killed during iteration {previous.get('iteration')}): "
                                    "marked to do again; its work is still in the tree, uncommitted"))
     return done
+
+
+# ---- the run's side ----
+
+
+def recover_from_crash(run: Run) -> None:
+    """Before touching anything: end what a killed run left running, clean
+    its temp files, and untick a story done without its commit. Then make
+    sure this run's children die with it."""
+    previous = records.read_run_state(run.state_dir)
+    try:
+        done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path])
+    except AnotherLoopRunning as e:
+        raise Finish("error", str(e)) from None
+    previous_id = (previous or {}).get("run_id")
+    for story_id, sentence in done:
+        run.display.message(f"recovered: {sentence}")
+        run.fail(story_id, "crash", f"the loop was killed (run {previous_id}); on restart: {sentence}")
+    if done:
+        records.append_event(run.state_dir, {"event": "crash_recovery", "run_id": run.run_id, "at": utc_now(),
+                                             "previous_run": previous_id, "actions": [sentence for _, sentence in done]})
+    run.interrupts.watchdog = Watchdog.start()
+    run.interrupts.on_group = lambda pgid: record_child_group(run, pgid)
+
+
+def record_child_group(run: Run, pgid: int) -> None:
+    """run.json names the running child group, for the next run if this one is killed."""
+    if run.state is None:
+        return
+    run.state["child_group"] = process_identity(pgid)
+    try:
+        records.write_run_state(run.state_dir, run.state)
+    except OSError as e:
+        run.display.message(f"could not record the child process group in run.json: {e}")

@@ -4,7 +4,7 @@ guard, which is loaded only then."""
 import sys
 
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
-from ralph.rules.guard.programs.plain import obviously_harmless
+from ralph.rules.guard.programs.fast_path import obviously_harmless
 from ralph.state.locations import config_path
 
 # what the command needs -> the module that judges it (`judge(call, command,

@@ -1,25 +1,46 @@
 """The contract between the engine and its action types.
 
-`ACTIONS` maps a hook's `type` to the module that implements it. Each module
-provides:
+`ACTIONS` maps a hook's `type` to what the engine knows of it without
+importing anything: the module that declares it, the module that runs it
+(the same one, unless running needs imports validating must not pay for:
+`ralph-loop --dry-run` validates every hook), and the environment names its
+runs export (known to `when` and templates of every hook, whatever types
+are configured). The declaring module provides
 
     KEYS: dict[str, tuple[default, kind, minimum]]   # its own keys (LOOP_KEYS shape)
     validate(table: dict, where: Where) -> list[str]  # every config error, "file:line: ..."
-    run(action: HookSpec, ctx: RunContext) -> ActionResult
-    EXPORTS: tuple[str, ...]                          # optional: env names it sets in
-                                                      # ActionResult.exports (known to
-                                                      # `when` and templates)
 
+and the running module
+
+    run(action: HookSpec, ctx: RunContext) -> ActionResult
+
+Both are imported by name, at one site (load()), the first time they are needed.
 The engine owns what every type shares (when, enabled, on_failure, retries,
 retry_delay, await, timeout, pipe_output: see COMMON_KEYS in config.py), so a
 new type only runs its action once and reports what happened.
 """
 from __future__ import annotations
 
-ACTIONS: dict[str, str] = {
-    "shell": "ralph.loop.lifecycle.shell",
-    "webhook": "ralph.loop.lifecycle.webhook",
-    "spawn": "ralph.loop.lifecycle.spawn",
+import sys
+
+
+class ActionType:
+    __slots__ = ("declared_in", "run_in", "exports")
+
+    def __init__(self, declared_in: str, run_in: str | None = None, exports: tuple[str, ...] = ()) -> None:
+        self.declared_in = declared_in  # module with KEYS and validate()
+        self.run_in = run_in or declared_in  # module with run()
+        self.exports = exports  # environment names its ActionResult.exports sets
+
+    def __repr__(self) -> str:
+        return f"ActionType({self.declared_in!r}, {self.run_in!r}, {self.exports!r})"
+
+
+ACTIONS: dict[str, ActionType] = {
+    "shell": ActionType("ralph.loop.lifecycle.shell"),
+    "webhook": ActionType("ralph.loop.lifecycle.webhook", "ralph.loop.lifecycle.webhook_send",
+                          ("RALPH_HOOK_RESPONSE", "RALPH_HOOK_ACTION", "RALPH_HOOK_MESSAGE")),
+    "spawn": ActionType("ralph.loop.lifecycle.spawn", exports=("RALPH_SPAWN_OUTPUT",)),
 }
 
 SUCCESS = "success"
@@ -74,11 +95,17 @@ class RunContext:
         self.stopping = stopping or (lambda: False)  # callable: True once the loop is being stopped
 
 
-def action_module(type_name: str) -> object | None:
-    import sys
-
-    name = ACTIONS.get(type_name)
-    if not name:
-        return None
+def load(name: str) -> object:
     __import__(name)  # not importlib.import_module: importing importlib (and warnings) costs the dry run
     return sys.modules[name]
+
+
+def action_module(type_name: str) -> object | None:
+    """The module declaring the type (KEYS, validate); None for an unknown type."""
+    action = ACTIONS.get(type_name)
+    return load(action.declared_in) if action else None
+
+
+def run_module(type_name: str) -> object:
+    """The module whose run() runs the type."""
+    return load(ACTIONS[type_name].run_in)

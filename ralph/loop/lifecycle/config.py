@@ -5,13 +5,18 @@ ralph.toml, in that order, plus the executables in `.ralph/hooks/`.
 Every problem is collected, each as "<file>:<line>: [hooks.<point>] key: what
 is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
 Import-light (no subprocess, no `re`, and no tomllib for an unchanged file):
-`ralph-loop --dry-run` validates through here.
+`ralph-loop --dry-run` validates through here. An action type's own module is
+imported only for a hook of that type (ralph.loop.lifecycle.actions.ACTIONS).
 """
 from __future__ import annotations
 
 import os
+import sys
 
-from ralph.config import ConfigError
+from ralph.config import ConfigError, cached_parse, check_value as check_config_value, parse_config, read_text
+from ralph.loop.lifecycle import condition as conditions
+from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
+from ralph.loop.lifecycle.context import export_key, key_for
 from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 
 ON_FAILURE = ("continue", "abort", "retry")
@@ -36,9 +41,10 @@ SETTINGS_KEYS: dict[str, tuple[object, str, float | None]] = {
     "dir": (".ralph/hooks", "path", None),
     "dir_timeout": (30, "number", 0.001),
 }
-# [[hooks.<name>]] tables read by another part of ralph (user hooks on Claude
-# Code events, ralph.claude.event_commands), not lifecycle points
-OTHER_TABLES = ("event",)
+# [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
+# -> the module whose validate(config, path, text) checks them, imported only
+# for a file that has such tables (load()): users' hooks on Claude Code events
+OTHER_TABLES = {"event": "ralph.claude.event_commands"}
 GLOBAL_FILE = "hooks.toml"
 FALSE_WORDS = ("0", "false", "no", "off")
 
@@ -217,10 +223,8 @@ class HookSet:
 
 def check_value(value: object, kind: str, minimum: float | None, where: str, key: str, table: str) -> str | None:
     """One value against its kind (ralph.config's kinds); the error or None."""
-    from ralph.config import check_value as check
-
     try:
-        check(value, kind, minimum, where, table, key)
+        check_config_value(value, kind, minimum, where, table, key)
     except ConfigError as e:
         return str(e)
     return None
@@ -241,34 +245,25 @@ def check_keys(table: dict, keys: dict, where: Where, table_name: str) -> list[s
 def global_hooks_path(environ: dict | os._Environ = os.environ) -> str:
     """platformdirs' user config dir + hooks.toml. On Linux computed the way
     platformdirs does (XDG_CONFIG_HOME, else ~/.config) without importing it:
-    its import is a sixth of `ralph-loop --dry-run`'s budget."""
-    import sys
-
+    its import is a sixth of `ralph-loop --dry-run`'s budget, so elsewhere it
+    is imported by name, here only."""
     if sys.platform.startswith("linux"):
         base = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
         return os.path.join(base, "ralph-hooks", GLOBAL_FILE)
-    import platformdirs
-
-    return os.path.join(platformdirs.user_config_dir("ralph-hooks"), GLOBAL_FILE)
+    return os.path.join(load("platformdirs").user_config_dir("ralph-hooks"), GLOBAL_FILE)  # type: ignore[attr-defined]
 
 
 def read_toml(path: str) -> tuple[dict, str]:
     """(parsed, text) of a hooks file (ralph.toml or the global hooks.toml)."""
-    from ralph.config import parse_config, read_text
-
     text = read_text(path)
     return parse_config(text, path), text
 
 
 def exported_names() -> dict[str, str]:
     """Names actions export (RALPH_HOOK_RESPONSE, ...): usable in templates and `when`."""
-    from ralph.loop.lifecycle.actions import ACTIONS, action_module
-    from ralph.loop.lifecycle.context import export_key
-
     names: dict[str, str] = {}
-    for type_name in ACTIONS:
-        module = action_module(type_name)
-        for env in getattr(module, "EXPORTS", ()):
+    for action in ACTIONS.values():
+        for env in action.exports:
             names[export_key(env)] = env
     return names
 
@@ -321,11 +316,8 @@ def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
             else:
                 hooks.settings[name] = value
             continue
-        if name in OTHER_TABLES:
-            if name == "event":  # users' hooks on Claude Code events: checked here too, run by the dispatcher
-                from ralph.claude.event_commands import validate as validate_event_hooks
-
-                hooks.errors += validate_event_hooks(data, path, text)
+        if name in OTHER_TABLES:  # checked here too, used elsewhere
+            hooks.errors += load(OTHER_TABLES[name]).validate(data, path, text)  # type: ignore[attr-defined]
             continue
         point = canonical(name)
         if point is None:
@@ -347,11 +339,6 @@ def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
 def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Where, source: str,
                    exports: dict) -> HookSpec | None:
     """The hook as a HookSpec with defaults filled in; None (errors added) when invalid."""
-    # the action and context tables only for a file with hook tables: a
-    # project without any (the common dry run) imports neither
-    from ralph.loop.lifecycle.actions import ACTIONS, action_module
-    from ralph.loop.lifecycle.context import key_for
-
     table_name = f"hooks.{name}"
     type_name = table.get("type", "shell")
     errors: list[str] = []
@@ -370,8 +357,6 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
     tree = None
     when = table.get("when")
     if isinstance(when, str):
-        from ralph.loop.lifecycle import condition as conditions  # imports re: only for a hook with `when`
-
         try:
             tree = conditions.parse(when)
             for var, column in conditions.variables(tree):
@@ -457,8 +442,6 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     hooks = HookSet()
     project_text = ""
     if config_path and os.path.isfile(config_path):
-        from ralph.config import cached_parse, read_text
-
         try:
             # the project's parse cache: an unchanged ralph.toml costs no tomllib import
             project_text = read_text(config_path)
@@ -495,8 +478,6 @@ def section_values(config: dict, path: str | None) -> dict:
     text = ""
     if path and os.path.isfile(path):
         try:
-            from ralph.config import read_text
-
             text = read_text(path)
         except ConfigError:
             pass  # the read error itself is reported by the caller's load

@@ -1,11 +1,10 @@
 """The context every hook gets: environment variables (RALPH_*), the same
-values as one JSON object on stdin, and the names templates and `when`
-conditions may use. One table, so the three never disagree."""
+values as one JSON object on stdin (ralph.loop.lifecycle.engine.stdin_json),
+and the names templates and `when` conditions may use. One table, so the
+three never disagree. The loop fills it in (ralph.loop.hook_calls.loop_context)."""
 from __future__ import annotations
 
-import os
-
-from ralph.loop.records import utc_now
+from ralph.loop.clock import utc_now
 
 # context key -> (environment variable, what it is). The key is also the
 # template name: {{iteration}} and ${ITERATION} both read RALPH_ITERATION.
@@ -109,58 +108,7 @@ def environment(context: dict) -> dict[str, str]:
     return env
 
 
-def stdin_json(context: dict) -> bytes:
-    import json  # here: `ralph-loop --dry-run` validates hooks through this module without running them
-
-    body = {}
-    for key, value in context.items():
-        if key in NUMERIC and value != "":
-            body[key] = value
-        elif isinstance(value, (list, tuple)):
-            body[key] = list(value)
-        else:
-            body[key] = text(value)
-    return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
-
-
 def values(context: dict) -> dict[str, str]:
     """Context key -> text, for templates and conditions."""
     return {key: text(value) for key, value in context.items()}
 
-
-def loop_context(runner: object, **extra: object) -> dict:
-    """The context of a running ralph-loop (ralph.loop.runner.Runner), plus
-    point-specific values. Read here, so the runner's call lines stay one line."""
-    r = runner
-    stages = r.settings.stages  # type: ignore[attr-defined]
-    index = r.stage_index  # type: ignore[attr-defined]
-    stage = r.stage or (stages[index] if index < len(stages) else None)  # type: ignore[attr-defined]
-    next_stage = stages[index + 1].name if stage is not None and index + 1 < len(stages) else ""
-    limit = r.settings.max_total_iterations or (stage.max_iterations if stage is not None else 0)  # type: ignore[attr-defined]
-    last = getattr(r, "last_event", None) or {}
-    story = extra.pop("story", None)
-    context: dict = {
-        "session": r.run_id,  # type: ignore[attr-defined]
-        "stage": stage.name if stage is not None else "",
-        "next_stage": next_stage,
-        "mode": stage.mode if stage is not None else "",
-        "iteration": r.iteration,  # type: ignore[attr-defined]
-        "max_iterations": limit,
-        "project_dir": r.root,  # type: ignore[attr-defined]
-        "log_dir": r.log_dir,  # type: ignore[attr-defined]
-        "plan_file": os.path.abspath(r.plan_path),  # type: ignore[attr-defined]
-        "progress_file": os.path.abspath(r.progress_path),  # type: ignore[attr-defined]
-        "started_at": r.started_at,  # type: ignore[attr-defined]
-        "last_exit_code": last.get("agent_exit", ""),
-        "last_duration": last.get("duration_s", ""),
-        "last_result": getattr(r, "last_result", ""),
-        "commits_made": len(r.done_this_run),  # type: ignore[attr-defined]
-    }
-    if story is not None:
-        context["story_id"] = story.id
-        context["story_title"] = story.title
-    elif last.get("story"):
-        context["story_id"] = last.get("story")
-        context["story_title"] = last.get("title", "")
-    context.update(extra)
-    return context

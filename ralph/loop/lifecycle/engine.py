@@ -16,12 +16,19 @@ import json
 import os
 import time
 
+from ralph.rules.redact import redact
+from ralph.state.files import append_line, rotate_if_larger
+
+from ralph.loop.clock import utc_now
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle import context as contexts
-from ralph.loop.lifecycle import pending
-from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext, action_module
-from ralph.loop.lifecycle.config import HookSet, HookSpec, exported_names
+from ralph.loop.lifecycle import pending, pipe_output
+from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext, run_module
+from ralph.loop.lifecycle.config import HookSet, HookSpec, exported_names, load_hooks, require_valid
 from ralph.loop.lifecycle.points import NO_PIPE, canonical
+from ralph.loop.lifecycle.process import Job
+from ralph.loop.lifecycle.shell import result_of
+from ralph.loop.records import append_event
 
 TRACE_FILE = "lifecycle.jsonl"  # in .ralph/logs/: one line per action run
 TRACE_MAX_BYTES = 8 * 1024 * 1024
@@ -57,8 +64,6 @@ class Background:
 
     def start(self, action: HookSpec, argv: list[str], *, cwd: str, env: dict[str, str], stdin_data: bytes,
               timeout: float) -> object:
-        from ralph.loop.lifecycle.process import Job
-
         self.count += 1
         out = os.path.join(self.engine.log_dir, "hooks", f"background-{self.count:03d}-{action.point}.out")
         job = Job(argv, cwd=cwd, env=env, stdin_data=stdin_data, timeout=timeout, out_path=out)
@@ -75,8 +80,6 @@ class Background:
         self.jobs = still
 
     def finished(self, job: object, action: HookSpec, point: str, context: dict) -> None:
-        from ralph.loop.lifecycle.shell import result_of
-
         outcome = job.outcome()  # type: ignore[attr-defined]
         result = result_of(outcome, float(action["timeout"]), "")
         if job.killed_at_end:  # type: ignore[attr-defined]
@@ -166,7 +169,7 @@ class Engine:
             env = dict(self.environ)
             env.update(contexts.environment(ctx))
             env.update(exports)
-            run_ctx = RunContext(name, env, values, contexts.stdin_json({**ctx, **exported}),
+            run_ctx = RunContext(name, env, values, stdin_json({**ctx, **exported}),
                                  self.root, self.state_dir, self.log_dir, self.background,
                                  stopping=None if name == "session_end" else self.stopping)
             result = self.run_action(spec, run_ctx)
@@ -181,7 +184,7 @@ class Engine:
         return fired
 
     def run_action(self, spec: HookSpec, ctx: RunContext) -> ActionResult:
-        module = action_module(spec.type)
+        module = run_module(spec.type)
         retry = spec["on_failure"] == "retry" and spec.kind != "dir"
         attempts = 1 + (int(spec["retries"]) if retry else 0)  # type: ignore[call-overload]
         result = ActionResult(FAILED, message="not run")
@@ -231,20 +234,18 @@ class Engine:
     # ---- output: pending buffer, display, traces ----
 
     def record(self, point: str, spec: HookSpec, result: ActionResult, ctx: dict, background: bool = False) -> None:
-        from ralph.rules.redact import redact
-
         text = result.output.strip()
         if spec["pipe_output"] and text and point not in NO_PIPE:
             try:
-                pending.add(self.state_dir, {"point": point, "label": spec.label, "iteration": ctx.get("iteration", ""),
-                                             "status": result.status, "exit": result.exit, "at": contexts.utc_now(),
-                                             "text": text})
+                pipe_output.add(self.state_dir, {"point": point, "label": spec.label, "iteration": ctx.get("iteration", ""),
+                                                 "status": result.status, "exit": result.exit, "at": utc_now(),
+                                                 "text": text})
             except OSError as e:
                 self.say(f"hooks: could not keep {spec.label}'s output for the next prompt: {e}")
         if text and self.display is not None:
             self.display.output((text + "\n").encode("utf-8", "replace"))  # type: ignore[attr-defined]
         line = {
-            "at": contexts.utc_now(), "run_id": self.run_id, "point": point, "action": redact(spec.label),
+            "at": utc_now(), "run_id": self.run_id, "point": point, "action": redact(spec.label),
             "type": spec.type, "source": spec.source, "where": str(spec.where), "iteration": ctx.get("iteration", ""),
             "status": result.status, "exit": result.exit, "duration_s": round(result.duration, 3),
             "output_bytes": result.output_bytes, "attempts": result.attempts, "await": not background and bool(spec["await"]),
@@ -257,9 +258,6 @@ class Engine:
         self.trace(line, result.output)
 
     def trace(self, line: dict, output: str) -> None:
-        from ralph.state.files import append_line, rotate_if_larger
-        from ralph.rules.redact import redact
-
         logs = os.path.join(self.state_dir, "logs")
         try:
             path = os.path.join(logs, TRACE_FILE)
@@ -275,12 +273,9 @@ class Engine:
     def summarise(self, fired: FireResult, ctx: dict, seconds: float) -> None:
         if not fired.results:
             return
-        from ralph.loop.records import append_event
-        from ralph.rules.redact import redact
-
         event = {
             "event": "hooks", "run_id": self.run_id, "point": fired.point, "iteration": ctx.get("iteration", ""),
-            "at": contexts.utc_now(), "duration_s": round(seconds, 3),
+            "at": utc_now(), "duration_s": round(seconds, 3),
             "actions": [{"action": redact(spec.label), "source": spec.source, "status": r.status, "exit": r.exit,
                          "attempts": r.attempts, "output_bytes": r.output_bytes} for spec, r in fired.results],
         }
@@ -303,6 +298,19 @@ class Engine:
         self.background.close()
 
 
+def stdin_json(context: dict) -> bytes:
+    """The context as the one JSON object every action gets on stdin."""
+    body = {}
+    for key, value in context.items():
+        if key in contexts.NUMERIC and value != "":
+            body[key] = value
+        elif isinstance(value, (list, tuple)):
+            body[key] = list(value)
+        else:
+            body[key] = contexts.text(value)
+    return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+
+
 def last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
@@ -311,8 +319,6 @@ def last_line(text: str) -> str:
 def load_engine(root: str, config_path: str | None, *, state_dir: str, run_id: str, log_dir: str,
                 display: object = None, stopping: object = None, environ: dict | None = None) -> Engine:
     """The engine for a loop run; ConfigError lists every hook error at once."""
-    from ralph.loop.lifecycle.config import load_hooks, require_valid
-
     env = os.environ if environ is None else environ
     hooks = require_valid(load_hooks(root, None, config_path, env))
     return Engine(hooks, root=root, state_dir=state_dir, run_id=run_id, log_dir=log_dir, display=display,

@@ -1,7 +1,7 @@
 """The hook points of ralph-loop, their aliases from the hook systems users
 already know, and the `.ralph/hooks/` executables that map onto them.
 
-Every point is fired from exactly one line in ralph/loop/runner.py."""
+Every point is fired from exactly one line, in ralph/loop/hook_calls.py."""
 from __future__ import annotations
 
 # point -> when it fires (shown by `ralph hooks list` and in the README)

@@ -16,7 +16,8 @@ command. `${RALPH_...}` with an unknown name is a config error (a typo).
 from __future__ import annotations
 
 from ralph.loop.identifiers import name_end
-from ralph.loop.lifecycle.context import VARIABLES, key_for
+from ralph.loop.lifecycle.context import TEMPLATE_ALIASES, VARIABLES, key_for
+from ralph.loop.quoting import shell_quote
 
 # A placeholder, as this regular expression defines it; matched by hand
 # (placeholder_at(); tests/test_lifecycle_hand_parsers.py holds it to the
@@ -91,8 +92,6 @@ def check(command: str, exports: dict[str, str] | None = None) -> list[str]:
 
 
 def known_names() -> list[str]:
-    from ralph.loop.lifecycle.context import TEMPLATE_ALIASES
-
     return ["{{" + k + "}}" for k in [*VARIABLES, *TEMPLATE_ALIASES]]
 
 
@@ -126,10 +125,8 @@ def for_shell(command: str, exports: dict[str, str] | None = None) -> str:
 
 def for_people(command: str, values: dict[str, str], exports: dict[str, str] | None = None) -> str:
     """The command with each value shell-quoted in place (what it means)."""
-    import shlex  # here: the dry run validates commands without showing them
-
     def render(key: str, state: str) -> str:
-        quoted = shlex.quote(values.get(key, ""))
+        quoted = shell_quote(values.get(key, ""))
         return state + quoted + state if state else quoted
 
     return substitute(command, render, exports)

@@ -1,25 +1,22 @@
 """Word expansion for the guard, as bash does it (mvdan/sh's expand/).
 
-Brace expansion, parameter expansion (`${x:-y}`, `${x,,}`, `${x#p}`, arrays,
-"$@"), command and process substitution (their commands are judged by the
-analysis, whose known output becomes the value), arithmetic, word splitting on
-IFS and glob marking. A word becomes a short list of alternatives, each a list
-of fields; what cannot be known is UNKNOWN. Bounded by MAX_ALTERNATIVES and
-MAX_VALUE so the walk stays linear.
+Brace expansion, parameter expansion (`${x:-y}`, `${x,,}`, `${x#p}`,
+`${!x}`, `${x@P}`, arrays, "$@"), command and process substitution (their
+commands are judged by the analysis, whose known output becomes the value),
+arithmetic, word splitting on IFS and glob marking. A word becomes a short
+list of alternatives, each a list of fields; what cannot be known is
+UNKNOWN. Bounded by MAX_ALTERNATIVES and MAX_VALUE so the walk stays linear.
 
-Brace expansion and the operators of parameter expansion live in
-ralph.rules.guard.expand_rare (RARE_EXPANSION), loaded on first use.
+Expander is the base of the walk (ralph.rules.guard.interp.Analysis): a
+substitution's commands are run by the walk (run), a prompt string by
+prompt_expand.
 """
 from ralph.rules.guard.state import GLOB, MAX_ALTERNATIVES, MAX_VALUE, UNKNOWN, Scope
-from ralph.rules.guard.shell import ShellSyntaxError, parse
-
-# the methods of ralph.rules.guard.expand_rare.RareExpansion: guard.Analysis loads
-# that module when the walk first calls one of them
-RARE_EXPANSION = frozenset(("brace_expand", "param_operation"))
+from ralph.rules.guard.syntax.parser import ShellSyntaxError, parse
 
 
 class Expander:
-    """Expansion methods of the analysis (mixed into guard.Analysis)."""
+    """Expansion methods of the analysis (the base of interp.Analysis)."""
 
     __slots__ = ()
 
@@ -49,6 +46,38 @@ class Expander:
                 return [[UNKNOWN]]
             results = [done + fields for done in results for fields in alternatives]
         return results
+
+    def brace_expand(self, word: list) -> list[list]:
+        """Brace expansion over a word's unquoted literal text (bash does it
+        first), for a word with braces (_has_braces)."""
+        if sum(p[1].count("{") for p in word if p[0] == "s" and not p[2]) > 32:
+            return [[("s", UNKNOWN, True)]]  # too many braces to expand cheaply
+        # flatten to atoms: (char, special) for unquoted literal chars, (part, False) otherwise
+        atoms: list[tuple] = []
+        for p in word:
+            if p[0] == "s" and not p[2]:
+                atoms.extend((c, True) for c in p[1])
+            else:
+                atoms.append((p, False))
+        results: list[list[tuple]] = []
+        _brace_atoms(atoms, results)
+        words = []
+        for seq in results[:MAX_ALTERNATIVES * 4]:
+            parts: list = []
+            buf: list[str] = []
+            for item, special in seq:
+                if special:
+                    buf.append(item)
+                else:
+                    if buf:
+                        parts.append(("s", "".join(buf), False))
+                        buf = []
+                    parts.append(item)
+            if buf:
+                parts.append(("s", "".join(buf), False))
+            if parts:
+                words.append(parts)
+        return words or [[("s", "", True)]]
 
     def expand_joined(self, parts: list, scope: Scope, where: str) -> str | None:
         """A quoted context's single string (heredoc body, here-string), None when unknown."""
@@ -203,6 +232,62 @@ class Expander:
             return [UNKNOWN] if values is None else values
         return self.param_operation(name, base, values, part, scope, where)
 
+    def param_operation(self, name: str, base: str, values: list | None, part: tuple, scope: Scope, where: str) -> list:
+        """The values of `${..}` with an operator (`${x:-y}`, `${!x}`, `${x,,}`,
+        `${x#p}`, ...), given the parameter's own values."""
+        _, _, quoted, op, arg = part
+        if op == "!":
+            if values is None or len(values) != 1 or not isinstance(values[0], str):
+                return [UNKNOWN]
+            return self.param_values(("v", values[0], quoted, "", None), scope, where)
+        if op == "#":
+            return [UNKNOWN] if values is None else [str(len(v)) if isinstance(v, str) else str(len(v)) for v in values]
+        flat: list[str] | None = None if values is None else [v if isinstance(v, str) else " ".join(v) for v in values]
+        if op in (":-", "-", ":=", "="):
+            defaults = self.expand_value(arg or [], scope, where) or [""]
+            if op in (":=", "=") and base.isidentifier():
+                if flat is None:
+                    scope.vars[base] = None
+                elif not any(flat) and op == ":=":
+                    scope.vars[base] = defaults
+            if flat is None:
+                return [UNKNOWN] + defaults
+            if op.startswith(":"):
+                return [v for v in flat if v] + (defaults if any(not v for v in flat) else [])
+            return flat
+        if op in (":+", "+"):
+            alternates = self.expand_value(arg or [], scope, where) or [""]
+            if flat is None:
+                return [""] + alternates
+            return (alternates if any(flat) else []) + ([""] if not all(flat) else [])
+        if op in (":?", "?"):
+            self.expand_value(arg or [], scope, where)
+            return [UNKNOWN] if flat is None else flat
+        if op in ("^^", ",,", "^", ","):
+            if arg:
+                return [UNKNOWN]
+            if flat is None:
+                return [UNKNOWN]
+            if op == "^^":
+                return [v.upper() for v in flat]
+            if op == ",,":
+                return [v.lower() for v in flat]
+            if op == "^":
+                return [v[:1].upper() + v[1:] for v in flat]
+            return [v[:1].lower() + v[1:] for v in flat]
+        if op == "@" and arg and all(p[0] == "s" for p in arg) and "".join(p[1] for p in arg) == "P":
+            # ${x@P}: x expanded as a prompt string, command substitutions included
+            for value in flat or []:
+                self.prompt_expand(value, scope, f"{where} > ${{{name}@P}}")
+            return [UNKNOWN]
+        # pattern removal, substitution, substrings, transforms: run the nested
+        # expansions (they may hold commands) but treat the result as unknown
+        if arg:
+            self.expand_value(arg, scope, where)
+        if flat is not None and arg is not None and op in ("#", "##", "%", "%%", "/", "//", "/#", "/%"):
+            return [_pattern_op(v, op, arg) for v in flat]
+        return [UNKNOWN]
+
 
 def _split_fields(value: str, separators: str) -> list[str]:
     if separators == " \t\n":
@@ -239,7 +324,90 @@ def _has_braces(word: list) -> bool:
     return any(p[0] == "s" and not p[2] and "{" in p[1] and ("," in p[1] or ".." in p[1]) for p in word)
 
 
-def _split_words(text: str) -> list[str]:
+def _brace_atoms(atoms: list[tuple], out: list) -> None:
+    if len(out) > MAX_ALTERNATIVES * 4:
+        return
+    n = len(atoms)
+    for start in range(n):
+        if atoms[start] != ("{", True):
+            continue
+        depth = 0
+        commas = []
+        end = -1
+        for j in range(start, n):
+            a = atoms[j]
+            if a == ("{", True):
+                depth += 1
+            elif a == ("}", True):
+                depth -= 1
+                if depth == 0:
+                    end = j
+                    break
+            elif a == (",", True) and depth == 1:
+                commas.append(j)
+        if end < 0:
+            break
+        prefix, suffix = atoms[:start], atoms[end + 1:]
+        if commas:
+            bounds = [start] + commas + [end]
+            for k in range(len(bounds) - 1):
+                _brace_atoms(prefix + atoms[bounds[k] + 1:bounds[k + 1]] + suffix, out)
+            return
+        inner = "".join(a[0] for a in atoms[start + 1:end] if a[1])
+        if len(inner) == end - start - 1 and ".." in inner:
+            seq = _brace_sequence(inner)
+            if seq is not None:
+                for item in seq:
+                    _brace_atoms(prefix + [(c, True) for c in item] + suffix, out)
+                return
+    out.append(atoms)
+
+
+def _brace_sequence(inner: str) -> list[str] | None:
+    pieces = inner.split("..")
+    if len(pieces) not in (2, 3):
+        return None
+    a, b = pieces[0], pieces[1]
+    try:
+        if len(a) == 1 and len(b) == 1 and a.isalpha() and b.isalpha():
+            lo, hi = ord(a), ord(b)
+            step = 1 if lo <= hi else -1
+            items = [chr(c) for c in range(lo, hi + step, step)]
+        else:
+            lo, hi = int(a), int(b)
+            step = 1 if lo <= hi else -1
+            if abs(hi - lo) > 64:
+                return None
+            items = [str(c) for c in range(lo, hi + step, step)]
+    except ValueError:
+        return None
+    return items
+
+
+def _pattern_op(value: str, op: str, arg: list) -> str:
+    """${x#lit}, ${x/lit/rep} with literal patterns; anything else is unknown."""
+    if any(p[0] != "s" for p in arg):
+        return UNKNOWN
+    text = "".join(p[1] for p in arg)
+    if op.startswith("/"):
+        pattern, _, replacement = text.partition("/")
+        if any(c in pattern for c in "*?[") or not pattern:
+            return UNKNOWN
+        if op == "//":
+            return value.replace(pattern, replacement)
+        if op == "/#":
+            return replacement + value[len(pattern):] if value.startswith(pattern) else value
+        if op == "/%":
+            return value[: -len(pattern)] + replacement if value.endswith(pattern) else value
+        return value.replace(pattern, replacement, 1)
+    if any(c in text for c in "*?["):
+        return UNKNOWN
+    if op.startswith("#"):
+        return value[len(text):] if value.startswith(text) else value
+    return value[: -len(text)] if text and value.endswith(text) else value
+
+
+def split_words(text: str) -> list[str]:
     """Shell-like word splitting of a static string (quotes, backslashes)."""
     tree = parse(text, 1)
     words: list[str] = []

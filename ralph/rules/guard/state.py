@@ -2,7 +2,8 @@
 
 Markers for unknown text and globs, the limits that keep the walk linear and
 bounded, the deadline budget, the Scope (what the command itself defined so
-far: variables, functions, aliases, files it wrote), and how words are shown.
+far: variables, functions, aliases, files it wrote), how words are shown,
+and the small readers the program models share (read_written, option_values).
 Pure; no imports beyond ralph.rules.guard.programs.facts.
 """
 import time
@@ -22,7 +23,6 @@ ENCODINGS = ("\\x", "\\u", "\\0", "\\1", "\\2", "\\3", "\\4", "\\5", "\\6", "\\7
              "xxd", "rev", "tr ", "sed", "awk", "chr(", "fromcharcode", "fromhex", "[::-1]", "bytes([",
              "reverse", "rot13", "codecs", "unhexlify", "pack(", "%c", "'+'", '"+"', "' + '", '" + "',
              "'.'", '"."', "frombase", "atob", "uudecode", "openssl")
-# interpreter code that can start a program
 
 
 class Deadline(Exception):
@@ -146,3 +146,25 @@ def bare_repository(path: str) -> bool:
     path = path.rstrip("/")
     base = path.rsplit("/", 1)[-1]
     return base.endswith(".git") and base != ".git" and UNKNOWN not in base
+
+
+def read_written(path: str, scope: Scope) -> str | None:
+    """The content of a file this command wrote, None when unknown (and for
+    stdin, `-`, which the caller reads itself)."""
+    if path in ("-", "/dev/stdin"):
+        return None
+    return lookup_file(scope.files, path)[1]
+
+
+def option_values(args: list[str], options: tuple) -> list[str]:
+    """The values given to these options: `-x v`, `-xv`, `--long v`, `--long=v`."""
+    values = []
+    for i, arg in enumerate(args):
+        for option in options:
+            if arg == option and i + 1 < len(args):
+                values.append(args[i + 1])
+            elif option.startswith("--") and arg.startswith(option + "="):
+                values.append(arg[len(option) + 1:])
+            elif not option.startswith("--") and arg.startswith(option) and len(arg) > len(option):
+                values.append(arg[len(option):])
+    return values

@@ -3,7 +3,7 @@ runner's exit status reach the exit code? Pure: no I/O.
 
 A command whose stages are all non-test programs (grep, cat, git, builds,
 installs) is not a test run, whatever it prints. The command is split into
-simple commands with the guard's bash parser (ralph.rules.guard.shell); each
+simple commands with the guard's bash parser (ralph.rules.guard.syntax); each
 stage is classified by the runner tables below (the program is a runner, a
 wrapper such as tox or `npm test`, named like a test, trivial, or other), then
 by the generic evidence at the end of this module for what the tables do not
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from ralph.rules.guard.programs.facts import SHELLS, unwrap
-from ralph.rules.guard.shell import ShellSyntaxError, TooDeep, parse
+from ralph.rules.guard.syntax.parser import ShellSyntaxError, TooDeep, parse
 
 DECLARED = "project"  # the runner name of a command declared in `[tests] commands`
 
@@ -89,7 +89,7 @@ class Stage:
 
 def shell_stages(command: str, depth: int = 0) -> list[Stage]:
     """Split a shell command into simple commands and the operators between
-    them, with the guard's bash parser (ralph.rules.guard.shell): quotes, escapes,
+    them, with the guard's bash parser (ralph.rules.guard.syntax): quotes, escapes,
     heredocs, compound commands as bash reads them; redirections dropped;
     `bash -c '...'` expanded in place. Words keep substitutions as text
     (`$(…)`, `$x`): enough to find the runner, not to expand it."""

@@ -86,7 +86,6 @@ rustc gcc cc clang javac java mvn gradle pytest tox ruff black mypy eslint prett
 AWK = frozenset(("awk", "gawk", "mawk", "nawk", "busybox-awk"))
 
 
-
 def is_assignment(word: str) -> bool:
     """NAME=value, as a shell or env reads it before the command."""
     name, eq, _ = word.partition("=")
@@ -97,7 +96,7 @@ def unwrap(words: list[str]) -> list[str]:
     """The command a literal word list runs once leading NAME=value words and
     wrappers (sudo -u x, env -i, timeout 5, nice -n 5, xargs -n1, ...) with
     their options are taken off. Literal words only: the guard's program
-    models (ralph.rules.guard.programs.models) handle the dynamic cases."""
+    models (ralph.rules.guard.programs.wrappers) handle the dynamic cases."""
     k = 0
     while k < len(words):
         word = words[k]

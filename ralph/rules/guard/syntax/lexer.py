@@ -1,47 +1,25 @@
-"""A bash parser for the push/merge guard: source text -> a small syntax tree.
+"""The lexer of the guard's bash parser: tokens and words.
 
 It follows bash's own lexing (quotes, escapes, `$'..'`, `$(..)`, backticks,
 `${..}`, `$((..))`, process substitution, heredocs, line continuations,
-comments, reserved words in command position) closely enough that what it
-calls a command word is what bash would run. It does not expand anything:
-ralph.rules.guard.judge walks the tree and expands words itself.
+comments) closely enough that what it calls a word is what bash would see.
+It does not expand anything: ralph.rules.guard.interp walks the tree and
+expands words itself (ralph.rules.guard.expand).
 
-The grammar typical commands never reach (compound commands, functions,
-arithmetic, `${..}`, backticks, process substitution, arrays) lives in
-ralph.rules.guard.shell_rare, loaded on first use (Parser.__getattr__).
+Lexer is the base of ralph.rules.guard.syntax.parser.Parser, the grammar:
+a word that holds a command list (`$(..)`, `<(..)`, backticks) has it read
+by the grammar (nested_list, parse_script). The shapes of words and trees
+are described there.
 
 Linear in the input: every character is consumed once, except backtick bodies
 (re-read once per backtick level). Nesting deeper than MAX_DEPTH raises TooDeep
 rather than exhausting Python's stack; a budget callback lets the caller stop
 a parse that runs past its deadline.
-
-Tree shapes (tuples, for speed):
-  ("seq", [node, ...])                     `a; b`, `a & b`, newlines
-  ("and", [node, ...], [op, ...])          `a && b || c`: all but the first are conditional
-  ("pipe", [node, ...], [op, ...])         ops: the operators between the nodes (`|` or `|&`)
-  ("cmd", assigns, words, redirs, text)    a simple command; text is its source (trimmed)
-  ("sub", body, redirs) / ("grp", body, redirs)    `( .. )` / `{ ..; }`
-  ("if", [node, ...], redirs)              conditions and branches in source order
-  ("for", name, words | None, body, redirs)
-  ("while", cond, body, redirs)           `until`: cond wrapped in a grp; `! x` is ("grp", x, [])
-  ("case", word, [(patterns, body), ...], redirs)
-  ("func", name, body)
-  ("arith", parts)                         `(( .. ))`
-  ("test", words)                          `[[ .. ]]`
-A word is a list of parts:
-  ("s", text, quoted)                      literal text; quoted means no splitting/globbing
-  ("v", name, quoted, op, arg)             `$x`, `${x:-arg}`; op "" for plain, "#" length, "!" indirect
-  ("c", tree, quoted)                      `$(..)` or backticks
-  ("p", tree)                              `<(..)` or `>(..)`
-  ("a", parts)                             `$((..))`
-An assignment is ("=", name, word) or ("=()", name, [word, ...]).
-A redirect is (op, target) where target is a word, or a Heredoc for `<<`.
 """
 MAX_DEPTH = 40
 
 META = " \t\n;&|()<>"
 TEST_STOPS = " \t\n"
-RESERVED_STARTS = frozenset(("if", "while", "until", "for", "select", "case", "function", "{", "[[", "!"))
 OPERATORS = (";;&", ";;", ";&", ";", "&&", "&>>", "&>", "&", "||", "|&", "|", "(", ")",
              "<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">&", ">|", ">")
 REDIRECTS = frozenset(("&>>", "&>", "<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">&", ">|", ">"))
@@ -52,6 +30,9 @@ C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n
              "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 OCTAL = frozenset("01234567")
 HEX = frozenset("0123456789abcdefABCDEF")
+# the operators of `${name<op>arg}`, each before any that is its prefix
+PARAM_OPS = (":-", ":=", ":+", ":?", "-", "=", "+", "?", "##", "#", "%%", "%", "//", "/#", "/%", "/",
+             "^^", "^", ",,", ",", ":", "@")
 
 
 def _flush(parts: list, buf: list[str], quoted: bool) -> None:
@@ -77,18 +58,6 @@ class Heredoc:
         self.quoted = quoted
         self.strip_tabs = strip_tabs
         self.body: list | str = ""  # parts when unquoted, text when quoted
-
-
-def parse(text: str, depth: int = 0, budget: object = None) -> tuple:
-    """The syntax tree of a whole script. Raises ShellSyntaxError, TooDeep."""
-    return Parser(text, depth, budget).parse_script()
-
-
-def word_literal(word: list) -> str | None:
-    """The text of a word made only of unquoted literal parts, else None."""
-    if len(word) == 1 and word[0][0] == "s" and not word[0][2]:
-        return word[0][1]
-    return None
 
 
 def decode_ansi_c(body: str) -> str:
@@ -133,10 +102,8 @@ def decode_ansi_c(body: str) -> str:
     return "".join(out)
 
 
-class Parser:
-    """The parser of simple commands, pipelines and lists; the rest of the
-    grammar (ralph.rules.guard.shell_rare) is loaded when a command first needs it:
-    see __getattr__."""
+class Lexer:
+    """Tokens and words of bash source. The grammar (Parser) extends it."""
 
     __slots__ = ("src", "pos", "n", "depth", "pending", "peeked", "budget", "tok_start")
 
@@ -151,15 +118,6 @@ class Parser:
         self.peeked: tuple | None = None
         self.budget = budget
         self.tok_start = 0
-
-    def __getattr__(self, name: str) -> object:
-        # Only reached for a name this class lacks: a method of the rare
-        # syntax. The parser becomes a FullParser (same slots, every method),
-        # so the parse goes on where it was.
-        if type(self) is Parser:
-            self.__class__ = full_parser()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- tokens ----
 
@@ -251,7 +209,7 @@ class Parser:
             if doc.quoted:
                 doc.body = body
             else:
-                doc.body = Parser(body, self.depth + 1, self.budget).read_dq(None, heredoc=True)
+                doc.body = type(self)(body, self.depth + 1, self.budget).read_dq(None, heredoc=True)
 
     # ---- words ----
 
@@ -380,188 +338,146 @@ class Parser:
         self.pos = pos + 1
         return [("s", "$", quoted)]
 
-    def nested_list(self, close: str) -> tuple:
-        """Parse a list up to the matching `close` operator (for `$(`, `<(`)."""
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise TooDeep(f"nesting deeper than {MAX_DEPTH}")
-        saved = self.peeked
-        self.peeked = None
-        tree = self.parse_list(stop_ops=(close,))
-        tok = self.next()
-        if tok != ("op", close):
-            raise ShellSyntaxError(f"missing {close!r}")
-        self.peeked = saved
-        self.depth -= 1
-        return tree
-
-    # ---- grammar ----
-
-    def parse_script(self) -> tuple:
-        tree = self.parse_list()
-        tok = self.next()
-        if tok[0] != "eof":
-            raise ShellSyntaxError(f"unexpected {tok[1]!r}")
-        if self.pending:
-            self.read_heredocs()
-        return tree
-
-    def at_stop(self, tok: tuple, stop_words: tuple, stop_ops: tuple) -> bool:
-        if tok[0] == "eof":
-            return True
-        if tok[0] == "op":
-            return tok[1] in stop_ops or tok[1] in (")", ";;", ";&", ";;&")
-        if tok[0] == "w" and stop_words:
-            literal = word_literal(tok[1])
-            return literal is not None and literal in stop_words
-        return False
-
-    def parse_list(self, stop_words: tuple = (), stop_ops: tuple = ()) -> tuple:
-        items = []
-        while True:
-            tok = self.peek()
-            while tok[0] == "op" and tok[1] in ("\n", ";", "&"):
-                self.next()
-                tok = self.peek()
-            if self.at_stop(tok, stop_words, stop_ops):
+    def read_braced(self, quoted: bool) -> tuple:
+        src, n = self.src, self.n
+        i = self.pos + 2
+        prefix = ""
+        if i < n and src[i] in "#!" and i + 1 < n and src[i + 1] != "}":
+            prefix = src[i]
+            i += 1
+        j = i
+        if j < n and src[j] in NAME_START:
+            while j < n and src[j] in NAME_CHARS:
+                j += 1
+        elif j < n and src[j].isdigit():
+            while j < n and src[j].isdigit():
+                j += 1
+        elif j < n and src[j] in SPECIAL_PARAMS:
+            j += 1
+        name = src[i:j]
+        if not name:
+            raise ShellSyntaxError("bad substitution")
+        if j < n and src[j] == "[":
+            end = src.find("]", j)
+            if end < 0:
+                raise ShellSyntaxError("bad subscript")
+            name += src[j:end + 1]
+            j = end + 1
+        if j < n and src[j] == "}":
+            self.pos = j + 1
+            return ("v", name, quoted, prefix, None)
+        if prefix == "!" and j < n and src[j] in "*@" and src.startswith("}", j + 1):
+            self.pos = j + 2
+            return ("v", name, quoted, "!names", None)
+        op = ""
+        for candidate in PARAM_OPS:
+            if src.startswith(candidate, j):
+                op = candidate
                 break
-            items.append(self.parse_and_or())
-            tok = self.peek()
-            if tok[0] == "op" and tok[1] in ("\n", ";", "&"):
+        if not op:
+            raise ShellSyntaxError("bad substitution")
+        self.pos = j + len(op)
+        arg = self.read_brace_arg(quoted)
+        return ("v", name, quoted, prefix + op, arg)
+
+    def read_brace_arg(self, quoted: bool) -> list:
+        src, n = self.src, self.n
+        parts: list = []
+        buf: list[str] = []
+        level = 0
+        while True:
+            pos = self.pos
+            if pos >= n:
+                raise ShellSyntaxError("missing '}'")
+            c = src[pos]
+            if c == "}" and level == 0:
+                self.pos = pos + 1
+                break
+            if c == "\\" and pos + 1 < n:
+                _flush(parts, buf, quoted)
+                if src[pos + 1] != "\n":
+                    parts.append(("s", src[pos + 1], True))
+                self.pos = pos + 2
+            elif c == "'" and not quoted:
+                end = src.find("'", pos + 1)
+                if end < 0:
+                    raise ShellSyntaxError("unterminated single quote")
+                _flush(parts, buf, quoted)
+                parts.append(("s", src[pos + 1:end], True))
+                self.pos = end + 1
+            elif c == '"':
+                _flush(parts, buf, quoted)
+                self.pos = pos + 1
+                parts.extend(self.read_dq('"'))
+            elif c == "$":
+                _flush(parts, buf, quoted)
+                parts.extend(self.read_dollar(quoted))
+            elif c == "`":
+                _flush(parts, buf, quoted)
+                parts.append(self.read_backtick(quoted))
+            else:
+                if c == "{":
+                    level += 1
+                elif c == "}":
+                    level -= 1
+                buf.append(c)
+                self.pos = pos + 1
+        _flush(parts, buf, quoted)
+        return parts
+
+    def arith_end(self, start: int) -> int | None:
+        """Where the `))` closing arithmetic that starts at `start` begins;
+        None when there is none before a quote, newline or `;` (then it is a
+        subshell or command substitution in parentheses after all)."""
+        src, n = self.src, self.n
+        j = start
+        level = 0
+        while j < n:
+            c = src[j]
+            if c == "(":
+                level += 1
+            elif c == ")":
+                if level == 0:
+                    return j if src.startswith(")", j + 1) else None
+                level -= 1
+            elif c in "'\"\n;":
+                return None
+            j += 1
+        return None
+
+    def try_arith(self, pos: int) -> tuple | None:
+        """`$((..))` as arithmetic, or None when it is `$( (..) )` after all."""
+        end = self.arith_end(pos + 3)
+        if end is None:
+            return None
+        self.pos = end + 2
+        return ("a", type(self)(self.src[pos + 3:end], self.depth + 1, self.budget).read_dq(None, heredoc=True))
+
+    def read_backtick(self, quoted: bool, heredoc: bool = False) -> tuple:
+        src, n = self.src, self.n
+        j = self.pos + 1
+        out = []
+        while j < n:
+            c = src[j]
+            if c == "\\" and j + 1 < n:
+                e = src[j + 1]
+                if e in "$`\\" or (e == '"' and quoted and not heredoc):
+                    out.append(e)
+                else:
+                    out.append(c + e)
+                j += 2
                 continue
-            if not self.at_stop(tok, stop_words, stop_ops):
-                raise ShellSyntaxError(f"unexpected {tok[1] if len(tok) > 1 else tok[0]!r}")
-        return ("seq", items)
-
-    def skip_newlines(self) -> None:
-        while self.peek() == ("op", "\n"):
-            self.next()
-
-    def parse_joined(self, parse_item: object, operators: tuple, tag: str) -> tuple:
-        """item (op item)*; a newline may follow each operator."""
-        items = [parse_item()]
-        ops = []
-        while True:
-            tok = self.peek()
-            if tok[0] != "op" or tok[1] not in operators:
+            if c == "`":
                 break
-            self.next()
-            ops.append(tok[1])
-            self.skip_newlines()
-            items.append(parse_item())
-        return items[0] if len(items) == 1 else (tag, items, ops)
+            out.append(c)
+            j += 1
+        else:
+            raise ShellSyntaxError("unterminated backquote")
+        self.pos = j + 1
+        tree = type(self)("".join(out), self.depth + 1, self.budget).parse_script()
+        return ("c", tree, quoted)
 
-    def parse_and_or(self) -> tuple:
-        return self.parse_joined(self.parse_pipeline, ("&&", "||"), "and")
-
-    def parse_pipeline(self) -> tuple:
-        tok = self.peek()
-        negated = False
-        while tok[0] == "w" and word_literal(tok[1]) == "!":
-            self.next()
-            negated = True
-            tok = self.peek()
-        node = self.parse_joined(self.parse_command, ("|", "|&"), "pipe")
-        # `! cmd`: a group, so nobody reads a certain exit status off `cmd`
-        return ("grp", node, []) if negated else node
-
-    def redirect_target(self, op: str) -> tuple:
-        tok = self.next()
-        if tok[0] != "w":
-            raise ShellSyntaxError(f"missing target after {op!r}")
-        word = tok[1]
-        if op in ("<<", "<<-"):
-            quoted = any(p[0] != "s" or p[2] for p in word)
-            delim = "".join(p[1] if p[0] == "s" else "$" + str(p[1]) for p in word)
-            doc = Heredoc(delim, quoted, op == "<<-")
-            self.pending.append(doc)
-            return (op, doc)
-        return (op, word)
-
-    def parse_command(self) -> tuple:
-        if self.budget is not None:
-            self.budget.check()
-        tok = self.peek()
-        if tok[0] == "op" and tok[1] == "(":
-            return self.parse_subshell()
-        if tok[0] == "w":
-            literal = word_literal(tok[1])
-            if literal in RESERVED_STARTS:
-                return self.parse_compound(literal)
-        return self.parse_simple()
-
-    def parse_simple(self) -> tuple:
-        assigns: list = []
-        words: list = []
-        redirs: list = []
-        start = self.tok_start if self.peeked is not None else self.pos
-        while True:
-            tok = self.peek()
-            if tok[0] == "r":
-                self.next()
-                redirs.append(self.redirect_target(tok[1]))
-                continue
-            if tok[0] != "w":
-                break
-            self.next()
-            word = tok[1]
-            if not words:
-                assignment = self.as_assignment(word)
-                if assignment is not None:
-                    assigns.append(assignment)
-                    continue
-                if self.peek() == ("op", "(") and not assigns:
-                    return self.parse_function_definition(word)
-            elif (len(words) == 1 or assigns) and words and word_literal(words[0]) in DECLARATION_BUILTINS:
-                assignment = self.as_assignment(word)
-                if assignment is not None and assignment[0] == "=()":
-                    words.append([("s", assignment[1] + "=", False)] + [p for w in assignment[2] for p in w + [("s", " ", True)]])
-                    continue
-            words.append(word)
-        if not words and not assigns and not redirs:
-            tok = self.peek()
-            raise ShellSyntaxError(f"unexpected {tok[1] if len(tok) > 1 else 'end of input'!r}")
-        end = self.tok_start if self.peeked is not None else self.pos
-        text = self.src[start:end].strip()
-        if len(text) > 300:
-            text = text[:297] + "..."
-        return ("cmd", assigns, words, redirs, text)
-
-    def as_assignment(self, word: list) -> tuple | None:
-        first = word[0]
-        if first[0] != "s" or first[2]:
-            return None
-        text = first[1]
-        eq = text.find("=")
-        if eq <= 0:
-            return None
-        name = text[:eq]
-        if name.endswith("+"):
-            name = name[:-1]
-        bracket = name.find("[")
-        base = name[:bracket] if bracket > 0 and name.endswith("]") else name
-        if not base or base[0] not in NAME_START or any(ch not in NAME_CHARS for ch in base):
-            return None
-        rest = text[eq + 1:]
-        value = ([("s", rest, False)] if rest else []) + list(word[1:])
-        if not value and len(word) == 1 and self.src.startswith("(", self.pos) and self.peeked is None:
-            return self.read_array_assignment(base)
-        return ("=", base, value)
-
-
-DECLARATION_BUILTINS = frozenset(("declare", "typeset", "local", "export", "readonly"))
-
-
-_FULL: list[type] = []
-
-
-def full_parser() -> type:
-    """Parser with the rare syntax (ralph.rules.guard.shell_rare) mixed in, built on first use."""
-    if not _FULL:
-        from ralph.rules.guard.shell_rare import RareSyntax
-
-        class FullParser(Parser, RareSyntax):
-            __slots__ = ()
-
-        _FULL.append(FullParser)
-    return _FULL[0]
+    def read_procsub(self) -> tuple:
+        self.pos += 2
+        tree = self.nested_list(")")
+        return ("p", tree)

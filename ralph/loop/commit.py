@@ -1,0 +1,73 @@
+"""The end of an iteration in git: a verified story is marked done, noted in
+progress.md and committed as `feat(<id>): <title>`; a failed one is rolled
+back to its checkpoint (its work saved first, ralph.rollback).
+
+The plan is never ahead of git: `.ralph/commit_intent.json` is written before
+the story is marked done and removed once the commit is made or undone, so a
+run killed in between is put right by the next one (ralph.loop.recovery).
+"""
+from __future__ import annotations
+
+import os
+
+from ralph.plan import set_story_state
+from ralph.rollback.restore import save_and_restore
+from ralph.state.files import atomic_write
+from ralph.state.reads import invalidate_all
+
+from ralph.loop import paths, records, recovery
+from ralph.loop.clock import utc_now
+from ralph.loop.proc import git, head_sha
+from ralph.loop.run import Iteration, Run
+
+
+def commit_story(run: Run, it: Iteration) -> str:
+    """Mark done, note progress, commit everything; undo the marks if git
+    refuses. The iteration's result: done or commit_failed."""
+    story = it.story
+    assert story is not None
+    progress_before = None
+    try:
+        with open(run.progress_path, "rb") as f:
+            progress_before = f.read()
+    except OSError:
+        pass
+    recovery.write_intent(run.state_dir, {
+        "run_id": run.run_id, "iteration": run.iteration, "story": story.id, "plan": run.plan_rel,
+        "progress": paths.relative(run.root, run.progress_path),
+        "progress_size": -1 if progress_before is None else len(progress_before), "checkpoint": head_sha(run.root),
+        "at": utc_now(),
+    })
+    set_story_state(run.plan_path, story.id, "done")
+    records.append_progress(run.progress_path, story.id, story.title, run.iteration, run.run_id)
+    message = f"feat({story.id}): {story.title}".rstrip()
+    code, out = git(run.root, "add", "-A")
+    if code == 0:
+        code, out = git(run.root, "commit", "-q", "--allow-empty", "-m", message)
+    if code != 0:
+        set_story_state(run.plan_path, story.id, "todo")
+        if progress_before is None:
+            try:
+                os.unlink(run.progress_path)
+            except OSError:
+                pass
+        else:
+            atomic_write(run.progress_path, progress_before)
+        recovery.clear_intent(run.state_dir)
+        run.fail(story.id, "commit", f"git refused the commit (exit {code}); the story stays open", out[-3000:])
+        it.event["commit_error"] = out[-500:]
+        return "commit_failed"
+    recovery.clear_intent(run.state_dir)
+    it.event["commit"] = head_sha(run.root)
+    run.done_this_run.append(story.id)
+    return "done"
+
+
+def roll_back(run: Run, it: Iteration, trigger: str) -> None:
+    """Save the iteration's work under refs/ralph/rollbacks/ and reset to its checkpoint."""
+    result = save_and_restore(run.root, it.checkpoint, story=it.story_id, iteration=run.iteration,
+                              trigger=trigger, run_id=run.run_id)
+    it.event["rollback"] = {"id": result.id, "ref": result.ref, "restored": result.restored, "message": result.message}
+    if result.restored:
+        invalidate_all(run.state_dir)
+    run.display.message(f"rollback: {result.message}")

@@ -1,0 +1,117 @@
+"""One build iteration: a fresh agent on one story, then the loop's
+judgement. The agent only says a story is done (it ticks the plan); the
+guard's record, the verify command and git decide whether it is.
+
+    begin at a checkpoint -> prompt -> agent -> judge -> record
+
+judge: the agent could not start; the guard failed the iteration (git
+hooks/config changed, a merge or foreign commits, too many denials); the run
+is being stopped; the story is not marked done (timeout, agent exit, blocked
+by the agent, incomplete); verify failed (rolled back); else it is committed.
+"""
+from __future__ import annotations
+
+import time
+
+from ralph.plan import Story, set_story_state, story_state
+from ralph.state.failures import recent_failures
+
+from ralph.loop import guarding, hook_calls, prepare, records, verify
+from ralph.loop.agent import AgentRun, run_agent
+from ralph.loop.clock import utc_now
+from ralph.loop.commit import commit_story
+from ralph.loop.run import Finish, Iteration, Run
+
+
+def build_iteration(run: Run, story: Story) -> None:
+    budget = run.budget(story)
+    budget.iterations += 1
+    it = prepare.begin(run, story)
+    if hook_calls.skipped_by_hook(run, it):
+        return
+    try:
+        verify.baseline(run, it)  # [tests] baseline = "verify": what fails before the agent starts
+        prompt = prepare.story_prompt(run, it, budget.iterations)
+        prepare.announce_story(run, it, budget.iterations)
+        agent = run_agent(run, it, prompt)
+        result = judge(run, it, agent)
+    finally:
+        it.log.close()
+        budget.seconds += time.monotonic() - it.started
+    record(run, it, result)
+
+
+def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
+    """What the iteration achieved: its result (done, or why not)."""
+    story = it.story
+    assert story is not None
+    state = story_state(run.plan_path, story.id)
+    if agent.error:
+        it.event["error"] = agent.error
+        run.fail(story.id, "agent_start", agent.error)
+        return "agent_not_started"
+    guarded = guarding.judge(run, it)
+    if guarded:
+        return guarded
+    if agent.interrupted:
+        if state == "done":  # claimed but never verified: not done
+            set_story_state(run.plan_path, story.id, "todo")
+        return "interrupted"
+    if state != "done":
+        return not_done(run, it, agent, state)
+    # the agent says done: the verify command has the last word
+    if it.stage.verify_command is None:
+        it.event["verify"] = {"result": "skipped"}
+    else:
+        failed = verify.verify_story(run, it)
+        if failed:
+            return failed
+    return commit_story(run, it)
+
+
+def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str:
+    """The agent ended without marking its story done: why, as a result."""
+    story = it.story
+    assert story is not None
+    tail = agent.output[-3000:]
+    if agent.timed_out:
+        run.fail(story.id, "timeout", f"the agent was stopped after {it.stage.timeout_seconds:g}s without finishing {story.id}", tail)
+        return "timeout"
+    if agent.exit_code != 0:
+        run.fail(story.id, "agent_exit", f"the agent exited with code {agent.exit_code} without finishing {story.id}", tail)
+        return "agent_failed"
+    if state == "blocked":
+        return "blocked_by_agent"
+    if not stop_hook_recorded(run, story.id):
+        run.fail(story.id, "incomplete", f"the agent ended without marking {story.id} done in {run.plan_rel}", tail)
+    return "incomplete"
+
+
+def stop_hook_recorded(run: Run, story_id: str) -> bool:
+    """Did the Stop hook already record this iteration as incomplete?"""
+    for entry in recent_failures(run.state_dir, run.run_id, limit=5):
+        if entry.get("kind") == "stop_incomplete" and entry.get("iteration") == run.iteration and entry.get("story") == story_id:
+            return True
+    return False
+
+
+def record(run: Run, it: Iteration, result: str) -> None:
+    """The iteration's events.jsonl line, the guard's count of stuck
+    iterations, the hooks after it, and the run's progress count."""
+    story = it.story
+    assert story is not None
+    state_after = story_state(run.plan_path, story.id)
+    it.event.update(result=result, story_state=state_after, ended=utc_now(),
+                    duration_s=round(time.monotonic() - it.started, 3))
+    records.append_event(run.state_dir, it.event)
+    run.last_result = result
+    guarding.count_stuck(run, story.id, result)
+    run.last_event = it.event
+    hook_calls.after_iteration(run, it, result)
+    committed = result == "done"
+    run.no_progress = 0 if committed or state_after != story.state else run.no_progress + 1
+    run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else ""))
+    if result == "interrupted":
+        run.check_stop_requests()
+    if result == "agent_not_started":
+        raise Finish("error", it.event.get("error", "the agent could not be started"))

@@ -1,0 +1,87 @@
+"""The verify command: the last word on a story the agent says is done. It
+passes only with exit 0 and no failing-test verdict on its output
+(ralph.rules.outcome); a failed verify rolls the iteration back.
+
+With `[tests] baseline = "verify"` it also runs before the agent, and the
+tests failing then are the iteration's baseline (ralph.rules.outcome.baseline).
+"""
+from __future__ import annotations
+
+from ralph.claude.bash_results import baseline_mode, record_verify_baseline
+from ralph.plan import set_story_state
+from ralph.rules.outcome.verdict import judge_test_run
+
+from ralph.loop.commit import roll_back
+from ralph.loop.prompt import format_command
+from ralph.loop.proc import run_streaming
+from ralph.loop.run import Iteration, Run
+
+
+def baseline(run: Run, it: Iteration) -> None:
+    """Before the agent: what fails already (only with `[tests] baseline = "verify"`)."""
+    command = it.stage.verify_command
+    if command is None or it.stage.mode != "build" or baseline_mode(run.root) != "verify":
+        return
+    assert it.story is not None
+    text = command if isinstance(command, str) else format_command(command)
+    it.log.write(f"\n=== baseline verify: {text}\n".encode())
+    result = run_streaming(command, cwd=run.root, stdin_data=b"", timeout=float(run.settings["verify_timeout_seconds"]),
+                           sinks=[it.log.write], interrupts=run.interrupts)
+    if result.error:
+        it.event["baseline"] = {"error": result.error}
+        return
+    record = record_verify_baseline(run.root, run.state_dir, run.run_id, run.iteration, it.story.id, text,
+                                    result.exit_code, result.output)
+    it.event["baseline"] = {"verdict": record["verdict"], "failing_tests": record["failing_tests"]}
+
+
+def verify_story(run: Run, it: Iteration) -> str | None:
+    """Run the verify command on a story marked done: None when it passed, else
+    the iteration's result (the story is marked to do again either way)."""
+    story = it.story
+    assert story is not None and it.stage.verify_command is not None
+    passed, summary, output = verify(run, it)
+    if run.interrupts.stopping:
+        set_story_state(run.plan_path, story.id, "todo")
+        return "interrupted"
+    if passed:
+        return None
+    run.fail(story.id, "verify", summary, output[-4000:], command=format_command(it.stage.verify_command))
+    if run.settings["rollback_on_verify_fail"]:
+        roll_back(run, it, "verify failed")
+    set_story_state(run.plan_path, story.id, "todo")  # .ralph/ is never rolled back
+    return "verify_failed"
+
+
+def verify(run: Run, it: Iteration) -> tuple[bool, str, str]:
+    """(passed, summary, output); the verify record goes into the event."""
+    command = it.stage.verify_command
+    assert command is not None
+    run.display.message(f"verify: {format_command(command)}")
+    it.log.write(f"\n=== verify: {format_command(command)}\n".encode())
+    result = run_streaming(run.sandbox.verify_argv(command), cwd=run.root, stdin_data=b"",
+                           timeout=float(run.settings["verify_timeout_seconds"]),
+                           sinks=[it.log.write, run.display.output], interrupts=run.interrupts)
+    output = result.output
+    if result.error:
+        it.event["verify"] = {"result": "fail", "error": result.error}
+        return False, f"verify command could not start: {result.error}", ""
+    text = command if isinstance(command, str) else format_command(command)
+    verdict = judge_test_run(text, result.exit_code, output)
+    record = {"exit_code": result.exit_code, "verdict": verdict.verdict, "runner": verdict.runner,
+              "seconds": round(result.duration, 3), "timed_out": result.timed_out}
+    if result.timed_out:
+        passed, summary = False, f"verify timed out after {run.settings['verify_timeout_seconds']}s"
+    elif result.exit_code != 0:
+        passed, summary = False, f"verify exited with code {result.exit_code}"
+    elif verdict.verdict == "fail":
+        passed, summary = False, "verify exited 0 but its output shows failing tests"
+    else:
+        passed, summary = True, "verify passed"
+    if not passed and verdict.failing_tests:
+        summary += ": " + ", ".join(verdict.failing_tests[:5])
+        record["failing_tests"] = verdict.failing_tests[:20]
+    record["result"] = "pass" if passed else "fail"
+    it.event["verify"] = record
+    run.display.message(summary)
+    return passed, summary, output
