@@ -1,4 +1,5 @@
-"""The README's example "approve the plan, then build", run as written (only
+"""The documented example "approve the plan, then build"
+(docs/webhooks-and-spawn.md), run as written (only
 the agent command and the endpoint's port are swapped in): ralph-loop drives
 the real Claude Code CLI through a plan stage, posts to a local stand-in for
 a chat whose Approve (or Reject) button gets pressed, then builds, while a
@@ -18,15 +19,15 @@ from .harness import bash, edit, make_repo, read, run_with_server, text, write
 
 pytestmark = pytest.mark.e2e
 
-README = harness.REPO_ROOT / "README.md"
+EXAMPLE_PAGE = harness.REPO_ROOT / "docs" / "webhooks-and-spawn.md"
 ENDPOINT = Path(__file__).with_name("approval_endpoint.py")
 PLAN = "- [ ] US-001: Add greeting file\n  - greeting.txt says hello\n"
 
 
-def readme_example() -> str:
-    text_ = README.read_text(encoding="utf-8")
+def documented_example() -> str:
+    text_ = EXAMPLE_PAGE.read_text(encoding="utf-8")
     match = re.search(r"<!-- example: approval-gate -->\n```toml\n(.*?)```\n<!-- /example -->", text_, re.S)
-    assert match, "the README lost its approval-gate example"
+    assert match, f"{EXAMPLE_PAGE} lost its approval-gate example"
     return match.group(1)
 
 
@@ -35,7 +36,7 @@ def setup(tmp_path, claude_bin: str) -> tuple[Path, Path]:
     settings_file = tmp_path / "settings.json"
     settings_file.write_text(json.dumps(harness.hook_settings()), encoding="utf-8")
     agent = [claude_bin, "-p", *harness.CLIENT_FLAGS, "--settings", str(settings_file)]
-    config = readme_example()
+    config = documented_example()
     documented = 'agent_command = "claude -p --dangerously-skip-permissions"\n'
     assert documented in config
     (repo / "ralph.toml").write_text(config.replace(documented, f"agent_command = {json.dumps(agent)}\n"), encoding="utf-8")
