@@ -205,7 +205,7 @@ class Smoke:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--onefile", action="store_true", help="build the one-file layout instead (slow per call; see README)")
+    parser.add_argument("--onefile", action="store_true", help="build the one-file layout instead (slow per call; see docs/install.md)")
     parser.add_argument("--no-build", action="store_true", help="smoke-test the binary already built")
     args = parser.parse_args()
     if args.no_build:

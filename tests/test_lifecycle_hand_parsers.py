@@ -24,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def corpus_lines() -> list[str]:
     lines: list[str] = []
     paths = [os.path.join(REPO, "README.md")]
-    for top in ("tests", "ralph/data"):
+    for top in ("tests", "ralph/data", "docs"):
         for directory, dirs, files in os.walk(os.path.join(REPO, top)):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             paths += [os.path.join(directory, f) for f in sorted(files)]

@@ -1,7 +1,7 @@
 """plan.md is parsed by hand (no `re` on `ralph-loop --dry-run`); the regular
 expressions in ralph.plan_markdown define the grammar. Here the hand parser is held to
 them: line by line and whole plans, on every text in the repository (tests,
-README, packaged templates) and on generated lines built from the characters
+README, docs, packaged templates) and on generated lines built from the characters
 the grammar cares about."""
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def assert_line_agrees(line: str) -> None:
 
 def corpus() -> list[str]:
     texts = []
-    for top in ("tests", "ralph/data"):
+    for top in ("tests", "ralph/data", "docs"):
         for directory, dirs, files in os.walk(os.path.join(REPO, top)):
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             texts += [os.path.join(directory, f) for f in sorted(files)]

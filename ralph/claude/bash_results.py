@@ -313,7 +313,7 @@ def rollback_at_stop(call: HookCall, run: object) -> str | None:
     """For the Stop handler: apply the at-stop policy to the current iteration.
 
     Returns a one-paragraph message when it rolled back (or tried to), else None.
-    Call it when the stop is going to be allowed in a loop run (see README).
+    Call it when the stop is going to be allowed in a loop run (see docs/tests-and-rollback.md).
     """
     if run is None or run.stage not in ROLLBACK_STAGES:
         return None

@@ -301,7 +301,7 @@ def _fail_config(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome
     call.problems.append(f"event hooks: {message}")
     if call.event == "PreToolUse":
         return deny(f"ralph-hooks could not read your event hooks, so this tool call was not checked and did not run: "
-                    f"{message}. Fix ralph.toml (see README, 'Event hooks').")
+                    f"{message}. Fix ralph.toml (see docs/event-hooks.md).")
     output = dict(outcome.output)
     output["systemMessage"] = f"ralph-hooks: your [[hooks.event]] hooks did not run: {message}"
     return Outcome(output, outcome.decision, outcome.reason)

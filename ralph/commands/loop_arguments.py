@@ -16,7 +16,7 @@ command passes, and the loop has committed it as `feat(<id>): <title>`.
 EPILOG = """\
 exit codes: 0 complete, 1 error, 2 bad usage/config/plan, 3 max_iterations,
 4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
-config: [loop] in ralph.toml (see README, section ralph-loop).
+config: [loop] in ralph.toml (see docs/loop.md).
 """
 
 

@@ -24,7 +24,7 @@ usage: ralph sandbox print|explain|check [-C DIR]
   check     run one sandboxed probe; exit 0 when it works, 1 (with the fix) when not
 
 The layer is built from the repository (its remotes, its .git directory) and
-the [sandbox] table of ralph.toml; see README, section Sandbox.
+the [sandbox] table of ralph.toml; see docs/sandbox.md.
 """
 
 

@@ -74,7 +74,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
     plan_name = next((p for p in PLAN_FILES if os.path.isfile(os.path.join(source, p))), None)
     if plan_name is None:
         return ActionResult(FAILED, message=f"pipeline {name!r}: no plan.md or prd.json in {source} "
-                            "(see README, 'Spawn: child loops')", command=shown)
+                            "(see docs/webhooks-and-spawn.md)", command=shown)
     try:
         child = child_dir_for(ctx.state_dir, ctx.point, ctx.values.get("iteration", ""))
         inputs = substituted(spec.get("inputs") or {}, ctx.values, ctx.env)  # type: ignore[attr-defined]
