@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 from tests.conftest import FIXTURES, load_payload, run_hook, hook_state_dir
 
 CASES = sorted(glob.glob(os.path.join(FIXTURES, "redact", "*", "*.json")))

@@ -17,7 +17,7 @@ import time
 
 from ralph import fastjson
 from ralph.claude.protocol import SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger, write_all
 from ralph.state.locations import config_path, project_root, state_dir
 
@@ -244,7 +244,7 @@ def emit(output: dict) -> None:
 
 LOG_MAX_BYTES = 8 * 1024 * 1024
 # Every logged field is bounded (a 2 MB session_id or cwd must not rotate the
-# log's history away) and redacted (ralph.rules.redact: secrets first, then the cut).
+# log's history away) and redacted (ralph.redaction: secrets first, then the cut).
 LOG_REASON_CHARS = 500
 LOG_FIELD_CHARS = 2000
 LOG_SHORT_CHARS = 200  # session id, tool and event names

@@ -22,7 +22,7 @@ from ralph.claude.event_commands import (
     EventHook,
 )
 from ralph.claude.protocol import MAX_CONTEXT, HookCall, Outcome, deny
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 
 
 def env_safe(text: str) -> str:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 
-from ralph.state.denials import ENV_MAX_DENIALS, ENV_STORY
-
 from ralph.loop import guarding
 from ralph.loop.proc import ProcessResult, run_streaming
 from ralph.loop.run import Iteration, Run
+from ralph.state.denials import ENV_MAX_DENIALS, ENV_STORY
 
 
 class AgentRun:

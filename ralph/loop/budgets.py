@@ -4,12 +4,11 @@ verified done is marked blocked; the run skips it, or stops
 (`on_story_exhausted = "stop"`)."""
 from __future__ import annotations
 
-from ralph.plan import Story, set_story_state
-
 from ralph.loop import records
 from ralph.loop.clock import utc_now
 from ralph.loop.display import format_duration
 from ralph.loop.run import Finish, Run
+from ralph.plan import Story, set_story_state
 
 
 def exhausted(run: Run, story: Story) -> bool:

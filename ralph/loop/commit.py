@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 
-from ralph.plan import set_story_state
-from ralph.rollback.restore import save_and_restore
-from ralph.state.files import atomic_write
-from ralph.state.reads import invalidate_all
-
 from ralph.loop import paths, records, recovery
 from ralph.loop.clock import utc_now
 from ralph.loop.proc import git, head_sha
 from ralph.loop.run import Iteration, Run
+from ralph.plan import set_story_state
+from ralph.rollback.restore import save_and_restore
+from ralph.state.files import atomic_write
+from ralph.state.reads import invalidate_all
 
 
 def commit_story(run: Run, it: Iteration) -> str:

@@ -17,15 +17,14 @@ import os
 import subprocess
 import time
 
-from ralph.plan import set_story_state
-from ralph.sandbox import git_dirs
-from ralph.state.denials import denial_summary, read_denials
-from ralph.state.files import atomic_write
-
 from ralph.loop import records
 from ralph.loop.clock import utc_now
 from ralph.loop.commit import roll_back
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.plan import set_story_state
+from ralph.sandbox import git_dirs
+from ralph.state.denials import denial_summary, read_denials
+from ralph.state.files import atomic_write
 
 MAX_GIT_FILE = 1024 * 1024  # hooks and config kept byte for byte up to this size
 

@@ -10,8 +10,8 @@ import time
 from ralph.loop import paths, records
 from ralph.loop.clock import utc_now
 from ralph.loop.lifecycle.engine import FireResult, load_engine
-from ralph.loop.prompt import pending_hook_output
 from ralph.loop.proc import git
+from ralph.loop.prompt import pending_hook_output
 from ralph.loop.run import Finish, Iteration, Run
 
 # iteration results that fire the on_error hook point

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import time
 
-from ralph.plan import Story, set_story_state, story_state
-from ralph.state.failures import recent_failures
-
 from ralph.loop import guarding, hook_calls, prepare, records, verify
 from ralph.loop.agent import AgentRun, run_agent
 from ralph.loop.clock import utc_now
 from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.plan import Story, set_story_state, story_state
+from ralph.state.failures import recent_failures
 
 
 def build_iteration(run: Run, story: Story) -> None:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import hashlib
 import time
 
-from ralph.plan import PlanError, load_stories, set_story_state
-
 from ralph.loop import guarding, hook_calls, prepare, records
 from ralph.loop.agent import run_agent
 from ralph.loop.clock import utc_now
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.plan import PlanError, load_stories, set_story_state
 
 
 def plan_iteration(run: Run) -> bool:

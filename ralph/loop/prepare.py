@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.plan import Story
-
-from ralph.loop import paths, prompt as prompts, records
+from ralph.loop import paths, records
+from ralph.loop import prompt as prompts
 from ralph.loop.clock import utc_now
 from ralph.loop.proc import RedactedLog, head_sha, process_identity
 from ralph.loop.run import Iteration, Run
 from ralph.loop.settings import resolve
+from ralph.plan import Story
 
 
 def begin(run: Run, story: Story | None) -> Iteration:

@@ -19,7 +19,7 @@ import sys
 
 from ralph import process
 from ralph.process import Group, LineLog, argv_for
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 
 KILL_GRACE_SECONDS = 5.0  # SIGTERM first; SIGKILL if the group is still there after this
 DRAIN_SECONDS = 2.0  # after the leader exits, how long leftovers may keep the pipe open
@@ -84,7 +84,7 @@ class Interrupts:
 
 class RedactedLog(LineLog):
     """An iteration log file that never holds a secret in clear: output is
-    written line by line through ralph.rules.redact. A private-key block
+    written line by line through ralph.redaction. A private-key block
     spans lines, so from its BEGIN line to its END line nothing is written
     but the marker. A line longer than MAX_LINE is written in pieces."""
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 
 from ralph.config import ConfigError
-from ralph.state.failures import recent_failures
-
 from ralph.loop.identifiers import name_end
 from ralph.loop.lifecycle import pending
 from ralph.loop.paths import relative
 from ralph.loop.quoting import shell_quote
+from ralph.state.failures import recent_failures
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py

@@ -8,13 +8,12 @@ import os
 import secrets
 import time
 
-from ralph.rules.redact import redact
-from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
-from ralph.state.run_state import FORMAT_VERSION, RUN_FILE
-
 from ralph.loop.clock import utc_now
 from ralph.loop.paths import EVENTS_FILE
 from ralph.loop.settings import Stage
+from ralph.redaction import redact
+from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
+from ralph.state.run_state import FORMAT_VERSION, RUN_FILE
 
 
 def new_run_id() -> str:

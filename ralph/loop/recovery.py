@@ -36,14 +36,13 @@ import os
 import re
 import subprocess
 
-from ralph.plan import PlanError, parse_stories, set_story_state, story_state
-from ralph.process import pid_alive
-from ralph.state.files import atomic_write, read_json_object
-
 from ralph.loop import records
 from ralph.loop.clock import utc_now
 from ralph.loop.proc import Watchdog, end_recorded_group, git, is_same_process, process_identity
 from ralph.loop.run import Finish, Run
+from ralph.plan import PlanError, parse_stories, set_story_state, story_state
+from ralph.process import pid_alive
+from ralph.state.files import atomic_write, read_json_object
 
 INTENT_FILE = "commit_intent.json"
 TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.state.files.atomic_write's temp names

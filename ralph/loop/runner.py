@@ -18,8 +18,6 @@ import os
 import time
 
 from ralph.config import ConfigError
-from ralph.plan import PlanError, Story
-
 from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration
@@ -28,6 +26,7 @@ from ralph.loop.planning import plan_iteration
 from ralph.loop.proc import GitError, Interrupts, head_sha
 from ralph.loop.run import Finish, Run, exit_code
 from ralph.loop.settings import LoopSettings
+from ralph.plan import PlanError, Story
 
 
 def run_loop(settings: LoopSettings, plan_path: str, display: Display) -> int:

@@ -18,15 +18,13 @@ import shlex
 import shutil
 
 from ralph.config import config_path, load_config
-from ralph.sandbox import (OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config,
-                           settings_layer)
-from ralph.state.denials import protected_dir
-from ralph.state.files import atomic_write
-
 from ralph.loop import records
 from ralph.loop.proc import argv_for
 from ralph.loop.run import Finish, Run
 from ralph.loop.settings import Stage
+from ralph.sandbox import OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config, settings_layer
+from ralph.state.denials import protected_dir
+from ralph.state.files import atomic_write
 
 ENV_SETTINGS = "RALPH_SANDBOX_SETTINGS"
 

@@ -8,13 +8,12 @@ tests failing then are the iteration's baseline (ralph.rules.outcome.baseline).
 from __future__ import annotations
 
 from ralph.claude.bash_results import baseline_mode, record_verify_baseline
+from ralph.loop.commit import roll_back
+from ralph.loop.proc import run_streaming
+from ralph.loop.prompt import format_command
+from ralph.loop.run import Iteration, Run
 from ralph.plan import set_story_state
 from ralph.rules.outcome.verdict import judge_test_run
-
-from ralph.loop.commit import roll_back
-from ralph.loop.prompt import format_command
-from ralph.loop.proc import run_streaming
-from ralph.loop.run import Iteration, Run
 
 
 def baseline(run: Run, it: Iteration) -> None:

@@ -8,9 +8,9 @@ import shutil
 import tempfile
 import time
 
+from ralph.redaction import redact
 from ralph.rollback.capture import Capture, capture
 from ralph.rollback.git import MODE_FILE, MODE_GITLINK, Repo, RollbackError, read_blobs, split_z, tree_entries
-from ralph.rules.redact import redact
 
 REF_PREFIX = "refs/ralph/rollbacks/"
 SNAPSHOT_AUTHOR = {

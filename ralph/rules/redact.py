@@ -1,9 +1,10 @@
 """The one redaction every string goes through before ralph writes it to disk
 (hook log, test-run history, failures, events, run state, rollback metadata,
-iteration logs). Pure, but for one input: the values of this process's
-secret-looking environment variables, read once (see env_secrets).
+iteration logs). Pure: the literal secrets to redact besides the patterns
+(the values of secret-looking environment variables, secret_values()) are an
+argument; ralph.redaction supplies this process's.
 
-`redact(value, limit=None)`:
+`redact(value, limit=None, secrets=())`:
 - a string comes back with secrets replaced by `[REDACTED:<kind>]`, lone
   surrogates replaced by U+FFFD (every file ralph writes is valid UTF-8), and,
   when `limit` is given, cut to `limit` characters *after* redacting, so a
@@ -83,24 +84,19 @@ def _patterns() -> list:
 
 ENV_SECRET_NAME = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL")
 ENV_SECRET_MIN = 8  # shorter values would redact ordinary words
-_env_values: list[str] = []
 
 
-def env_secrets() -> list[str]:
-    """Values of this process's environment variables with secret-looking
-    names (ANTHROPIC_API_KEY, DEPLOY_PASSWORD, ...): redacted wherever they
-    appear, even printed bare by a test with no name or format to tell them by."""
-    if not _env_values:
-        import os
-
-        environ = os.environ
-        # one search per word over all the names at once: most environments
-        # have no such name, and this runs on every hook call
-        names = "\n".join(environ).upper()
-        found = {value for word in ENV_SECRET_NAME if word in names
-                 for name, value in environ.items() if word in name.upper() and len(value) >= ENV_SECRET_MIN}
-        _env_values.extend(sorted(found, key=len, reverse=True) or [""])
-    return [value for value in _env_values if value]
+def secret_values(environ: dict[str, str]) -> tuple[str, ...]:
+    """Values of the environment's variables with secret-looking names
+    (ANTHROPIC_API_KEY, DEPLOY_PASSWORD, ...), longest first: redacted wherever
+    they appear, even printed bare by a test with no name or format to tell
+    them by."""
+    # one search per word over all the names at once: most environments have
+    # no such name, and this runs on every hook call
+    names = "\n".join(environ).upper()
+    found = {value for word in ENV_SECRET_NAME if word in names
+             for name, value in environ.items() if word in name.upper() and len(value) >= ENV_SECRET_MIN}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def might_hold_secret(text: str) -> bool:
@@ -115,24 +111,25 @@ def might_hold_secret(text: str) -> bool:
     return "=" in text or ":" in text or "--" in text or " -" in text or any("-" + marker in lowered for marker in named)
 
 
-def redact(value: object, limit: int | None = None, *, tail: bool = False) -> object:
+def redact(value: object, limit: int | None = None, *, tail: bool = False, secrets: tuple[str, ...] = ()) -> object:
     """Secrets out, then cut; see the module docstring. Other values pass
     through. `tail=True` keeps the end of a long string instead of its start
-    (output excerpts)."""
+    (output excerpts); `secrets`: literal values to redact besides the
+    patterns (secret_values())."""
     if isinstance(value, str):
-        return redact_text(value, limit, tail)
+        return redact_text(value, limit, tail, secrets)
     if isinstance(value, (dict, list, tuple)):
-        return _redact_data(value, FIELD_LIMIT if limit is None else limit, 0)
+        return _redact_data(value, FIELD_LIMIT if limit is None else limit, 0, secrets)
     return value
 
 
-def redact_text(text: str, limit: int | None = None, tail: bool = False) -> str:
+def redact_text(text: str, limit: int | None = None, tail: bool = False, secrets: tuple[str, ...] = ()) -> str:
     cut = limit is not None and len(text) > limit
     if limit is not None and len(text) > limit + SCAN_MARGIN:
         text = text[-(limit + SCAN_MARGIN):] if tail else text[: limit + SCAN_MARGIN]
     text = valid_unicode(text)
-    for value in env_secrets():
-        if value in text:
+    for value in secrets:
+        if value and value in text:
             text = text.replace(value, "[REDACTED:env]")
     if might_hold_secret(text):
         for name, pattern in _patterns():
@@ -155,9 +152,9 @@ def valid_unicode(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def _redact_data(value: object, limit: int, depth: int) -> object:
+def _redact_data(value: object, limit: int, depth: int, secrets: tuple[str, ...]) -> object:
     if isinstance(value, str):
-        return redact_text(value, limit)
+        return redact_text(value, limit, False, secrets)
     if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
         return "[nested too deep]"
     if isinstance(value, dict):
@@ -166,17 +163,17 @@ def _redact_data(value: object, limit: int, depth: int) -> object:
             if index >= MAX_ITEMS:
                 out["…"] = f"{len(value) - MAX_ITEMS} more key(s)"
                 break
-            out[redact_text(str(key), 200)] = _redact_data(item, limit, depth + 1)
+            out[redact_text(str(key), 200, False, secrets)] = _redact_data(item, limit, depth + 1, secrets)
         return out
     if isinstance(value, (list, tuple)):
-        items = [_redact_data(item, limit, depth + 1) for item in value[:MAX_ITEMS]]
+        items = [_redact_data(item, limit, depth + 1, secrets) for item in value[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             items.append(f"… {len(value) - MAX_ITEMS} more")
         return items
     return value
 
 
-def _redact_assignment_value(match: "re.Match[str]") -> str:
+def _redact_assignment_value(match: object) -> str:
     """Keep the name and the `=` / `:`, replace only the value."""
     whole = match.group(0)
     value = whole

@@ -4,13 +4,13 @@ One JSON object per line, appended with O_APPEND; the file is rotated to
 failures.jsonl.1 past MAX_BYTES so it stays bounded. Fields: at (UTC),
 run_id, iteration, story, kind ("test_failure", "rollback", "verify",
 "stop_incomplete", ...), summary (one line) and excerpt (bounded text). Every string is redacted
-(ralph.rules.redact) and bounded before it is written.
+(ralph.redaction) and bounded before it is written.
 """
 import os
 import time
 
 from ralph import fastjson
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 from ralph.state.files import append_line, read_lines, rotate_if_larger
 
 FAILURES_FILE = "failures.jsonl"

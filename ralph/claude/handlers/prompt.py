@@ -1,7 +1,7 @@
 """UserPromptSubmit: log the prompt (secrets redacted); during a loop run,
 inject the current story and what went wrong so far."""
 from ralph.claude.protocol import HookCall, Outcome, allow, context
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 from ralph.state.failures import recent_failures
 from ralph.state.run_state import load_active_run
 

@@ -26,7 +26,7 @@ from ralph.loop.lifecycle.points import NO_PIPE, canonical
 from ralph.loop.lifecycle.process import Job
 from ralph.loop.lifecycle.shell_run import result_of
 from ralph.loop.records import append_event
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger
 
 TRACE_FILE = "lifecycle.jsonl"  # in .ralph/logs/: one line per action run

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.config import check_keys, exported_names
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 ON_TIMEOUT = ("abort", "continue")

@@ -15,7 +15,7 @@ from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
 from ralph.loop.lifecycle.callback_server import CallbackServer
 from ralph.loop.lifecycle.webhook import WAITING_FILE, expand_env, known_exports, redact_url, url_problem
-from ralph.rules.redact import redact
+from ralph.redaction import redact
 
 RESPONSE_KEEP = 2000  # bytes of the endpoint's answer kept for the trace
 
