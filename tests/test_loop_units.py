@@ -10,7 +10,7 @@ import hypothesis
 import hypothesis.strategies
 import pytest
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.loop.display import CLEAR_LINE, Display
 from ralph.loop.settings import loop_settings
 from ralph.plan import PlanError, load_stories, set_story_state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.state.failures import recent_failures
 
 from ralph.loop.identifiers import name_end
