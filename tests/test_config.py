@@ -196,3 +196,32 @@ def test_a_hook_logs_an_unknown_table_and_keeps_the_defaults(repo: str) -> None:
     with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         entry = json.loads(f.readlines()[-1])
     assert any("ralph.toml:1: [gaurd]: unknown table; did you mean [guard]?" in note for note in entry.get("notes", [])), entry
+
+
+# ---- the registry ----
+
+
+def test_the_registry_lists_every_table_with_its_keys_defaults_and_help() -> None:
+    """What the configuration reference is checked against: every table
+    ralph.toml may hold, each key with a default, a kind and a line of help."""
+    from ralph.config.registry import SECTIONS, tables
+    from ralph.config.schema import KINDS
+
+    listed = tables()
+    names = [(table.name, table.variant) for table in listed]
+    assert len(set(names)) == len(names)
+    assert [name for name, _ in names] == [
+        "loop", "loop.stages", "guard", "rollback", "tests", "sandbox",
+        "hooks", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.event"]
+    assert [variant for name, variant in names if name == "hooks.<point>"] == ["", 'type = "shell"', 'type = "webhook"', 'type = "spawn"']
+    assert {table.name for table in listed if "." not in table.name} == set(SECTIONS)
+    for table in listed:
+        assert table.help and table.array == ("." in table.name), table
+        for key, declared in table.keys.items():
+            assert declared.help, (table, key)
+            kind = declared.kind.rstrip("?")
+            assert kind.startswith("choice:") or kind in KINDS or kind in table.kinds or kind == "tables", (table, key, kind)
+    loop = listed[0]
+    assert loop.keys["max_iterations"].default == 10 and loop.keys["stages"].kind == "tables"
+    event = listed[-1]
+    assert list(event.keys) == ["match", "command", "working_dir", "timeout", "env", "enabled", "description", "pipe_output"]

@@ -122,22 +122,16 @@ def _within(value: float, limits: object) -> float:
     return value
 
 
-def _bool(value: object, limits: object, key: str) -> object:
-    if not isinstance(value, bool):
-        raise _bad("must be true or false", value)
-    return value
+def _plain(right: object, what: str) -> object:
+    """The check of a kind that is one test of the value: `right(value)`, else `what` is wrong."""
+    def check(value: object, limits: object, key: str) -> object:
+        if not right(value):  # type: ignore[operator]
+            raise _bad(what, value)
+        return value
+    return check
 
 
-def _str(value: object, limits: object, key: str) -> object:
-    if not isinstance(value, str) or not value:
-        raise _bad("must be a non-empty string", value)
-    return value
-
-
-def _text(value: object, limits: object, key: str) -> object:
-    if not isinstance(value, str):
-        raise _bad("must be a string", value)
-    return value
+_non_empty = _plain(lambda value: isinstance(value, str) and value, "must be a non-empty string")
 
 
 def _command(value: object, limits: object, key: str) -> object:
@@ -170,12 +164,6 @@ def _words(value: object, limits: object, key: str) -> tuple:
     return items
 
 
-def _table(value: object, limits: object, key: str) -> object:
-    if not isinstance(value, dict):
-        raise _bad("must be a table", value)
-    return value
-
-
 def _env(value: object, limits: object, key: str) -> object:
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()):
         raise _bad('must be a table of NAME = "value"', value)
@@ -191,17 +179,17 @@ def _env(value: object, limits: object, key: str) -> object:
 KINDS: dict[str, object] = {
     "int": _int,
     "number": _number,
-    "bool": _bool,
-    "str": _str,
-    "path": _str,
-    "text": _text,
+    "bool": _plain(lambda value: isinstance(value, bool), "must be true or false"),
+    "str": _non_empty,
+    "path": _non_empty,
+    "text": _plain(lambda value: isinstance(value, str), "must be a string"),
     "command": _command,
     "strings": strings,
     "paths": _paths,
     "words": _words,
     "regexes": "ralph.config.patterns:regexes",
     "hosts": "ralph.config.patterns:hosts",
-    "table": _table,
+    "table": _plain(lambda value: isinstance(value, dict), "must be a table"),
     "env": _env,
 }
 
