@@ -8,6 +8,18 @@ import re
 
 from ralph.plan import PlanError, Story
 
+# a story's fields besides "id": (name, is its value right, what it must be)
+FIELDS = (
+    ("title", lambda value: isinstance(value, str), "must be a string"),
+    ("priority", lambda value: isinstance(value, (int, float)) and not isinstance(value, bool),
+     "must be a number (lower runs first)"),
+    ("passes", lambda value: isinstance(value, bool), "must be true or false"),
+    ("blocked", lambda value: isinstance(value, bool), "must be true or false"),
+    ("acceptanceCriteria", lambda value: isinstance(value, list) and all(isinstance(c, str) for c in value),
+     'must be a list of strings, e.g. ["shows a form"]'),
+)
+
+
 def parse(text: str, path: str = "prd.json") -> list[Story]:
     try:
         data = json.loads(text)
@@ -20,22 +32,34 @@ def parse(text: str, path: str = "prd.json") -> list[Story]:
     stories: list[Story] = []
     for index, item in enumerate(stories_raw):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"]:
-            raise PlanError(f"{path}: userStories[{index}] needs a string \"id\"")
-        title = item.get("title")
-        criteria = item.get("acceptanceCriteria")
-        priority = item.get("priority")
+            where = _field_line(text, index, "id" if isinstance(item, dict) and "id" in item else None)
+            raise PlanError(f"{path}{where}: userStories[{index}] needs a string \"id\"")
+        for name, right, what in FIELDS:
+            if name in item and not right(item[name]):
+                got = json.dumps(item[name], ensure_ascii=False)
+                raise PlanError(f"{path}{_field_line(text, index, name)}: story {item['id']}: \"{name}\" {what}, got {got[:80]}")
+        title = item.get("title", "")
+        priority = item.get("priority", index)
         state = "done" if item.get("passes") is True else ("blocked" if item.get("blocked") is True else "todo")
-        stories.append(
-            Story(
-                item["id"],
-                title if isinstance(title, str) else "",
-                state,
-                [c for c in criteria if isinstance(c, str)] if isinstance(criteria, list) else [],
-                index + 1,
-                priority if isinstance(priority, (int, float)) and not isinstance(priority, bool) else index,
-            )
-        )
+        stories.append(Story(item["id"], title, state, list(item.get("acceptanceCriteria", [])), index + 1, priority))
     return stories
+
+
+def _field_line(text: str, index: int, name: str | None) -> str:
+    """":<line>" of the field `name` of the index-th story (of the story
+    itself when name is None or the field is not found), "" when the story
+    cannot be found in the text."""
+    spans = _story_object_spans(text)
+    if index >= len(spans):
+        return ""
+    start, end = spans[index]
+    position = start
+    if name is not None:
+        obj = text[start:end]
+        found = [m.start() for m in re.finditer(r'"%s"\s*:' % re.escape(name), obj) if _depth_at(obj, m.start()) == 1]
+        if found:
+            position = start + found[-1]  # JSON's last one wins
+    return f":{text.count(chr(10), 0, position) + 1}"
 
 
 def _story_object_spans(text: str) -> list[tuple[int, int]]:

@@ -33,25 +33,22 @@ import shutil
 import subprocess
 import sys
 
-from ralph.config import section_values
+from ralph.config.reading import section_values
+from ralph.config.schema import Key, Table
 
-# key -> (default, kind, minimum), the shape of ralph.loop.settings.LOOP_KEYS.
-SANDBOX_KEYS: dict[str, tuple[object, str, float | None]] = {
-    # false: ralph-loop runs the agent without the sandbox layer (not recommended)
-    "enabled": (True, "bool", None),
-    # false: when bubblewrap cannot run, the agent runs unsandboxed instead of refusing
-    "fail_if_unavailable": (True, "bool", None),
-    # a list: the agent may reach ONLY these hosts (strict allow-list), e.g. package registries
-    "allowed_domains": (None, "hosts?", None),
-    # more hosts the agent may not reach, on top of the forges and the remotes' hosts
-    "denied_domains": ([], "hosts", None),
-    # false: the loop's verify command (which runs the agent's code: tests, conftest.py, build
-    # scripts) runs outside bubblewrap, with the network, as before
-    "verify": (True, "bool", None),
-    # more paths (relative to the project, or absolute, or ~/...) Bash may not write / read
-    "deny_write": ([], "paths", None),
-    "deny_read": ([], "paths", None),
+SANDBOX_KEYS: dict[str, Key] = {
+    "enabled": Key(True, "bool", None, "false: ralph-loop runs the agent without the sandbox layer (not recommended)"),
+    "fail_if_unavailable": Key(True, "bool", None,
+                               "false: when bubblewrap cannot run, the agent runs unsandboxed instead of refusing"),
+    "allowed_domains": Key(None, "hosts?", None,
+                           "a list: the agent may reach ONLY these hosts (strict allow-list), e.g. package registries"),
+    "denied_domains": Key([], "hosts", None, "more hosts the agent may not reach, on top of the forges and the remotes' hosts"),
+    "verify": Key(True, "bool", None,
+                  "the loop's verify command (it runs the agent's code) runs under bubblewrap too, without network"),
+    "deny_write": Key([], "paths", None, "more paths Bash may not write: relative to the project, absolute, or ~/..."),
+    "deny_read": Key([], "paths", None, "more paths Bash may not read: relative to the project, absolute, or ~/..."),
 }
+SANDBOX_TABLE = Table("sandbox", SANDBOX_KEYS, "the second line of defence: Claude Code's Bash sandbox, as ralph configures it")
 
 # Where pushes and forge merges land. Exact names: a wildcard entry does not
 # cover the bare domain, so both are listed.
@@ -105,7 +102,7 @@ OPT_OUT_HINT = "or run without the sandbox: [sandbox] enabled = false in ralph.t
 def sandbox_config(config: dict, path: str | None = None) -> dict:
     """The [sandbox] table of a parsed ralph.toml with every default filled in
     (lists as lists). Raises ConfigError as `<file>:<line>: [sandbox] key:
-    what is wrong; how to fix` (ralph.config checks it, as every table)."""
+    what is wrong; how to fix` (ralph.config.reading checks it, as every table)."""
     values = section_values(config, "sandbox", path)
     return {key: list(value) if isinstance(value, (list, tuple)) else value for key, value in values.items()}
 
@@ -181,7 +178,7 @@ def _absolute(root: str, path: str) -> str:
 def settings_layer(root: str, config: dict, config_path: str | None = None) -> dict:
     """The Claude Code settings ralph wants for an unattended agent in `root`.
 
-    `config` is the parsed ralph.toml (`ralph.config.load_config(root)`; `{}`
+    `config` is the parsed ralph.toml (`ralph.config.reading.load_config(root)`; `{}`
     for the defaults); its [sandbox] table adds hosts and paths. The result
     is a settings object (`sandbox`, and `permissions.deny` for the client's
     own file tools) to merge into a settings file or pass with `--settings`. Raises ConfigError for a bad [sandbox].

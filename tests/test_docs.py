@@ -23,13 +23,11 @@ import tomllib
 
 import pytest
 
-from ralph import cli, config
-from ralph.claude.event_commands import EVENT_KEYS
+from ralph import cli
+from ralph.config.registry import tables
 from ralph.claude.protocol import SUBCOMMANDS
 from ralph.commands import loop as loop_command
-from ralph.loop.lifecycle import actions, points
-from ralph.loop.lifecycle.config import COMMON_KEYS
-from ralph.loop.settings import STAGE_KEYS
+from ralph.loop.lifecycle import points
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(REPO, "docs")
@@ -45,18 +43,18 @@ FINISH_MODULES = ("ralph.loop.run", "ralph.loop.runner")
 
 
 def code_config_tables() -> dict[str, dict[str, object]]:
-    """Each `ralph.toml` table -> {key: default}, as the code declares it.
-    Table names: the TOML table (`loop`, `loop.stages`, `hooks.event`), and
-    for lifecycle hooks `hooks.<point>` (the keys every type has) and
-    `hooks.<point> type=<type>` (each action type's own)."""
-    tables = {name: config.keys_of(name) for name in config.SCHEMA}
-    tables["loop.stages"] = STAGE_KEYS
-    tables["hooks.<point>"] = COMMON_KEYS
-    for type_name, entry in actions.ACTIONS.items():
-        declared_in = entry if isinstance(entry, str) else entry.declared_in
-        tables[f"hooks.<point> type={type_name}"] = importlib.import_module(declared_in).KEYS
-    tables["hooks.event"] = EVENT_KEYS
-    return {name: {key: spec[0] for key, spec in keys.items()} for name, keys in tables.items()}
+    """Each `ralph.toml` table -> {key: default}, as the code declares it
+    (ralph.config.registry.tables()). Table names: the TOML table (`loop`,
+    `loop.stages`, `hooks.event`), and for lifecycle hooks `hooks.<point>`
+    (the keys every type has) and `hooks.<point> type=<type>` (each action
+    type's own)."""
+    found: dict[str, dict[str, object]] = {}
+    for table in tables():
+        name = table.name
+        if table.variant:
+            name += " type=" + table.variant.split("=", 1)[1].strip().strip('"')
+        found[name] = {key: spec.default for key, spec in table.keys.items()}
+    return found
 
 
 def code_loop_flags() -> set[str]:

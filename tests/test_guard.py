@@ -154,13 +154,13 @@ def test_explain_prints_decision_and_trace() -> None:
 
 def _policy(table: dict, path: str = "ralph.toml") -> GuardPolicy:
     """[guard] as the hook reads it: checked by the one schema (ralph.config)."""
-    from ralph.config import section_values
+    from ralph.config.reading import section_values
 
     return GuardPolicy.from_values(section_values({"guard": table}, "guard", path))
 
 
 def test_policy_from_config_validates() -> None:
-    from ralph.config import ConfigError
+    from ralph.config.schema import ConfigError
 
     policy = _policy({"block_git_subcommands": ["lfs"], "block_programs": ["gh pr merge"], "allow_commands": ["git push --dry-run"]})
     assert judge_command("git lfs push origin main", policy).blocked
@@ -176,7 +176,7 @@ def test_policy_from_config_validates() -> None:
 
 
 def test_forge_families_default_on_and_switchable(tmp_path) -> None:
-    from ralph.config import ConfigError
+    from ralph.config.schema import ConfigError
     from ralph.rules.guard.policy import FAMILIES
 
     samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",

@@ -93,3 +93,33 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
     with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         logged = [json.loads(line) for line in f]
     assert [entry.get("guard") for entry in logged] == list(commands.values())
+
+
+def test_bash_pre_tool_with_a_cached_config_loads_no_re_or_enum(tmp_path, repo: str) -> None:
+    # With a ralph.toml every Bash command goes through the guard, which reads
+    # the [guard] table. The first call parses the file (tomllib, and the re it
+    # brings) and caches the parse; every later call reads the cache: no TOML,
+    # no re or enum, no json, and no __future__ from the config package.
+    python, ralph = make_venv(str(tmp_path / "venv"), editable=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG", "RALPH_STATE_DIR")}
+    with open(os.path.join(repo, "ralph.toml"), "w", encoding="utf-8") as f:
+        f.write('[guard]\nblock_programs = ["npm publish"]\nforge_merges = false\n')
+    captured = load_payload("PreToolUse_Bash", repo)
+
+    def call(command: str) -> tuple[bool, set[str]]:
+        payload = captured | {"tool_input": {"command": command}}
+        done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "pre-tool"], input=json.dumps(payload), capture_output=True,
+                              text=True, cwd=repo, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        denied = json.loads(done.stdout).get("hookSpecificOutput", {}).get("permissionDecision") == "deny"
+        return denied, {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    denied, first = call("npm test")
+    assert not denied and "tomllib" in first, sorted(first)
+    for command, blocked in (("npm publish --tag next", True), ("gh pr merge 7", False), (captured["tool_input"]["command"], False),
+                             ("git push origin main", True)):
+        denied, imported = call(command)
+        assert denied == blocked, command  # the [guard] table applies, read from the cache
+        assert {"ralph.rules.guard.judge", "ralph.config.reading"} <= imported, (command, sorted(imported))
+        assert not imported & {"re", "enum", "json", "tomllib", "__future__", "subprocess", "signal", "site", "argparse"}, (
+            command, sorted(imported))

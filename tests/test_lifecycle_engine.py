@@ -424,7 +424,7 @@ def test_an_action_can_abort_the_loop(tmp_path, monkeypatch, fake_action) -> Non
 
 
 def test_an_action_types_keys_are_validated_with_lines(tmp_path, monkeypatch, fake_action) -> None:
-    from ralph.config import ConfigError
+    from ralph.config.schema import ConfigError
     from ralph.loop.lifecycle.config import require_valid
 
     p = HookProject(tmp_path, '[[hooks.stage_complete]]\ntype = "approval"\nverdict = "maybe"\ncommand = "x"\n')

@@ -11,13 +11,17 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ralph.config import locate
 from ralph.loop.lifecycle import condition, template
 from ralph.loop.lifecycle import config as hook_config
 
 TOKEN = re.compile(condition.TOKEN, re.VERBOSE)
 PLACEHOLDER = re.compile(template.PLACEHOLDER)
-HEADER = re.compile(hook_config.HEADER)
-KEY = re.compile(hook_config.KEY)
+HEADER = re.compile(locate.HEADER)
+KEY = re.compile(locate.KEY)
+# a dotted key (`loop . "max_iterations" = 3`) and its parts, which dotted_key() joins with dots
+KEY_PART = r"\"([^\"]*)\"|'([^']*)'|([A-Za-z0-9_\-]+)"
+DOTTED_KEY = re.compile(r"^\s*((?:%s)(?:\s*\.\s*(?:%s))+)\s*=" % (KEY_PART, KEY_PART))
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -63,10 +67,13 @@ def assert_placeholders_agree(text: str) -> None:
 
 def assert_lines_agree(line: str) -> None:
     header = HEADER.match(line)
-    assert hook_config.header_name(line) == (header.group(2) if header else None), line
+    assert locate.header_name(line) == (header.group(2) if header else None), line
     key = KEY.match(line)
-    assert hook_config.key_name(line) == (key.group(1) if key else None), line
-    assert hook_config.dotted_name(line) == re.sub(r"\s*\.\s*", ".", line), line
+    assert locate.key_name(line) == (key.group(1) if key else None), line
+    assert locate.dotted_name(line) == re.sub(r"\s*\.\s*", ".", line), line
+    dotted = DOTTED_KEY.match(line)
+    parts = [a or b or c for a, b, c in re.findall(KEY_PART, dotted.group(1))] if dotted else []
+    assert locate.dotted_key(line) == (".".join(parts) if dotted else None), line
     assert hook_config.flag_name(line) == "RALPH_HOOK_" + re.sub(r"[^A-Za-z0-9]", "_", line).upper() + "_ENABLED", line
 
 
@@ -128,7 +135,7 @@ def test_generated_placeholders_agree(text: str) -> None:
 
 
 LINE_PIECES = st.sampled_from(["[", "]", "[[", "]]", " ", "\t", "\u00a0", "hooks", ".", "pre_iteration", '"', "'", "#", "x",
-                               "=", "key", "-", "1", "é", "a b"])
+                               "=", "key", "-", "1", "é", "a b", "a.b", " . "])
 
 
 @settings(max_examples=4000, deadline=None)

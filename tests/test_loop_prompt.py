@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ralph.state import failures
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.loop import prompt
 from ralph.loop.prompt import PLACEHOLDERS, failure_context, format_command, placeholders, render
 from ralph.loop.quoting import shell_quote

@@ -10,7 +10,7 @@ import hypothesis
 import hypothesis.strategies
 import pytest
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.loop.display import CLEAR_LINE, Display
 from ralph.loop.settings import loop_settings
 from ralph.plan import PlanError, load_stories, set_story_state
@@ -77,6 +77,49 @@ def test_prd_rewrite_edits_values_in_place() -> None:
     multi = rewrite_prd_state(PRD, "US-001", "blocked")
     assert '"passes": false,\n      "blocked": true,\n      "notes"' in multi
     assert json.loads(rewrite_prd_state(multi, "US-001", "todo"))["userStories"][0]["blocked"] is False
+
+
+def prd_story(**literals: str) -> str:
+    """A prd.json of one story, one field a line, each value as JSON text."""
+    fields = {"title": '"a"', "priority": "1", "passes": "false", "blocked": "false", "acceptanceCriteria": '["works"]'} | literals
+    lines = [f'      "{name}": {literal}' for name, literal in {"id": '"US-001"', **fields}.items()]
+    return '{\n  "userStories": [\n    {\n' + ",\n".join(lines) + "\n    }\n  ]\n}\n"
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("title", '["x"]', '.ralph/prd.json:5: story US-001: "title" must be a string, got ["x"]'),
+    ("priority", '"high"', '.ralph/prd.json:6: story US-001: "priority" must be a number (lower runs first), got "high"'),
+    ("passes", '"no"', '.ralph/prd.json:7: story US-001: "passes" must be true or false, got "no"'),
+    ("blocked", "1", '.ralph/prd.json:8: story US-001: "blocked" must be true or false, got 1'),
+    ("acceptanceCriteria", '[{"text": "works"}]',
+     '.ralph/prd.json:9: story US-001: "acceptanceCriteria" must be a list of strings, e.g. ["shows a form"], got [{"text": "works"}]'),
+])
+def test_prd_fields_of_the_wrong_type_are_refused_at_their_line(field: str, value: str, says: str) -> None:
+    from ralph.plan_prd import parse as parse_prd
+
+    [story] = parse_prd(prd_story(), ".ralph/prd.json")
+    assert (story.title, story.priority, story.state, story.criteria) == ("a", 1, "todo", ["works"])
+    with pytest.raises(PlanError) as info:
+        parse_prd(prd_story(**{field: value}), ".ralph/prd.json")
+    assert str(info.value) == says
+
+
+def test_a_prd_story_id_that_is_not_a_string_is_refused_at_its_line() -> None:
+    from ralph.plan_prd import parse as parse_prd
+
+    with pytest.raises(PlanError, match=r'^prd.json:3: userStories\[1\] needs a string "id"$'):
+        parse_prd('{"userStories": [\n  {"id": "US-001"},\n  {"id": 2, "title": "b"}\n]}\n')
+
+
+def test_the_loop_refuses_a_mistyped_prd_before_it_starts(tmp_path) -> None:
+    from tests.loop_support import Project
+
+    prd = '{\n  "userStories": [\n    {"id": "US-001", "title": "a", "priority": 1, "passes": false},\n' \
+          '    {"id": "US-002", "title": "b",\n     "priority": 2, "passes": "no"}\n  ]\n}\n'
+    p = Project(tmp_path, prd, plan_name="prd.json")
+    result = p.run_loop()
+    assert result.returncode == 2
+    assert '.ralph/prd.json:5: story US-002: "passes" must be true or false, got "no"' in result.stderr, result.stderr
 
 
 def test_prd_rewrite_crlf_and_unicode(tmp_path) -> None:

@@ -534,7 +534,7 @@ def test_conflicted_index_saves_the_files_and_says_the_staged_state_was_not(tmp_
 import glob
 import json
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.rules import rollback_policy
 from ralph.rules.outcome.verdict import judge_test_run
 
@@ -561,7 +561,7 @@ def load_case(path: str) -> dict:
 
 def _policy(table: dict, path: str = "ralph.toml") -> rollback_policy.RollbackPolicy:
     """[rollback] as the hooks read it: checked by the one schema (ralph.config)."""
-    from ralph.config import section_values
+    from ralph.config.reading import section_values
 
     return rollback_policy.RollbackPolicy.from_values(section_values({"rollback": table}, "rollback", path))
 

@@ -10,7 +10,8 @@ import pytest
 
 from tests.sandbox_support import sandbox_available  # noqa: F401 - fixture
 
-from ralph.config import ConfigError, parse_config
+from ralph.config.reading import parse_config
+from ralph.config.schema import ConfigError
 from ralph.sandbox import (CREDENTIAL_PATHS, FORGE_DOMAINS, LOOPBACK_HOSTS, merge_settings, probe,
                            sandbox_config, settings_layer, url_host)
 

@@ -164,7 +164,7 @@ def test_a_missing_pipeline_says_where_it_looked(tmp_path) -> None:
 def test_pipeline_names_cannot_leave_the_pipelines_folder(tmp_path) -> None:
     import pytest
 
-    from ralph.config import ConfigError
+    from ralph.config.schema import ConfigError
 
     with pytest.raises(ConfigError) as info:
         make_project(tmp_path, """\

@@ -452,7 +452,7 @@ def test_tests_config_errors_name_file_and_line(tmp_path, toml: str, message: st
 
 
 def test_tests_config_values() -> None:
-    from ralph.config import section_values
+    from ralph.config.reading import section_values
     from ralph.rules.outcome.tests_config import TestsConfig
 
     values = section_values({"tests": {"commands": [" ./ci/unit.sh ", "make itest"], "fail_patterns": ["^BROKEN"], "baseline": "off"}}, "tests", None)

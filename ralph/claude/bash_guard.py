@@ -2,7 +2,7 @@
 a denial during a ralph-loop run is recorded where the loop reads it."""
 from ralph.claude.local_remotes import local_remotes
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
-from ralph.config import section_or_defaults
+from ralph.config.reading import section_or_defaults
 from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import GuardPolicy

@@ -22,7 +22,7 @@ import time
 from ralph import fastjson
 from ralph.claude.project_tests import read_tests_config
 from ralph.claude.protocol import HookCall, Outcome, block, context, still_running
-from ralph.config import section_or_defaults
+from ralph.config.reading import section_or_defaults
 from ralph.redaction import redact
 from ralph.rollback.restore import RollbackResult, save_and_restore
 from ralph.rules.outcome import baseline

@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 
 from ralph.claude.protocol import CLIENT_EVENTS, HookCall, Outcome, deny
-from ralph.config import ConfigError, ValueProblem, cached_parse, checked_value
+from ralph.config.locate import Locator
+from ralph.config.reading import cached_parse
+from ralph.config.schema import ConfigError, Key, Table, ValueProblem, check_table
 
-TABLE = "hooks.event"
 DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
 # A hook may start something that fires ralph's hooks once more (a nested
 # `claude -p`); at this depth user hooks are skipped, so a hook that triggers
@@ -35,16 +36,15 @@ OUTPUT_CAP = 64 * 1024  # bytes kept per stream; the rest is read and dropped
 ENV_VALUE_CAP = 64 * 1024  # Linux refuses a single env string over 128 KiB
 KILL_GRACE = 0.2  # after SIGTERM, and after the hook exits: then its group is killed
 
-# key -> (default, kind, minimum), the shape of LOOP_KEYS in ralph/loop/settings.py
-EVENT_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "match": (None, "pattern", None),
-    "command": (None, "command", None),
-    "working_dir": (None, "path?", None),
-    "timeout": (10, "number", 0.1),
-    "env": ({}, "env", None),
-    "enabled": (True, "bool", None),
-    "description": ("", "str?", None),
-    "pipe_output": (False, "bool", None),
+EVENT_KEYS: dict[str, Key] = {
+    "match": Key(None, "pattern", None, 'events to run on: "PreToolUse:Bash", an alias, a glob (*) or a comma list'),
+    "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),
+    "working_dir": Key(None, "path?", None, "relative to the project root (default: the project root)"),
+    "timeout": Key(10, "number", 0.1, "seconds; its process group is killed then"),
+    "env": Key({}, "env", None, 'extra environment variables: NAME = "value"'),
+    "enabled": Key(True, "bool", None, "false keeps the hook but never runs it"),
+    "description": Key("", "text?", None, "for people: its name in logs and messages"),
+    "pipe_output": Key(False, "bool", None, "send its output to the model where the event carries additionalContext"),
 }
 REQUIRED = ("match", "command")
 
@@ -182,57 +182,19 @@ def pattern_problem(pattern: str) -> str | None:
 # ---- config ----
 
 
-def table_lines(text: str) -> list[int]:
-    """Line numbers of the `[[hooks.event]]` headers, in order."""
-    found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.split("#", 1)[0].replace(" ", "").replace("\t", "")
-        if stripped in ("[[hooks.event]]", '[["hooks"."event"]]', "[[hooks.'event']]"):
-            found.append(number)
-    return found
+def pattern_value(value: object, limits: object, key: str) -> object:
+    """The "pattern" kind of `match`: patterns that can match a Claude Code event."""
+    if not isinstance(value, str) or not split_patterns(value):
+        raise ValueProblem(f"must be an event pattern string like \"PreToolUse:Bash\", got {value!r}")
+    for pattern in split_patterns(value):
+        problem = pattern_problem(pattern)
+        if problem:
+            raise ValueProblem(problem)
+    return value
 
 
-def key_line(text: str, header: int | None, key: str) -> int | None:
-    """The line of `key = ...` inside the table that starts at `header`."""
-    if header is None:
-        return None
-    lines = text.splitlines()
-    for number in range(header + 1, len(lines) + 1):
-        line = lines[number - 1].strip()
-        if line.startswith("["):
-            break
-        name = line.split("=", 1)[0].strip().strip("\"'")
-        if "=" in line and name == key:
-            return number
-    return header
-
-
-def _check(value: object, kind: str, minimum: float | None, key: str) -> str | None:
-    """What is wrong with one value, or None: ralph.config's kinds, and the
-    event hooks' own "pattern", "env" and "str" (which may be empty)."""
-    base = kind.rstrip("?")
-    if value is None and kind.endswith("?"):
-        return None
-    if base == "pattern":
-        if not isinstance(value, str) or not split_patterns(value):
-            return f"must be an event pattern string like \"PreToolUse:Bash\", got {value!r}"
-        for pattern in split_patterns(value):
-            problem = pattern_problem(pattern)
-            if problem:
-                return problem
-        return None
-    if base == "env":
-        if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()):
-            bad = [k for k in value if not k or "=" in k or "\0" in k]
-            return f"has invalid variable names {bad!r}" if bad else None
-        return f"must be a table of NAME = \"value\", got {value!r}"
-    if base == "str":
-        return None if isinstance(value, str) else f"must be a string, got {value!r}"
-    try:
-        checked_value(value, kind, minimum, key)
-    except ValueProblem as e:
-        return str(e)
-    return None
+TABLE = Table("hooks.event", EVENT_KEYS, "your own commands on Claude Code events (ralph's own rule answers first)",
+              array=True, kinds={"pattern": pattern_value})
 
 
 def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[EventHook], list[str]]:
@@ -249,34 +211,26 @@ def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[Eve
         return [], []
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         return [], [f"{path}: hooks.event must be [[hooks.event]] tables"]
-    headers = table_lines(text) if text else []
+    found = Locator(path, text).tables.get("hooks.event", []) if text else []
     hooks: list[EventHook] = []
     errors: list[str] = []
     for index, table in enumerate(tables):
-        header = headers[index] if index < len(headers) else None
+        header, key_lines = found[index] if index < len(found) else (None, {})
         where_table = f"{path}:{header}" if header else path
-        problems = []
-        for key in table:
-            if key not in EVENT_KEYS:
-                line = key_line(text, header, key)
-                problems.append(f"{path}:{line or '?'}: [[hooks.event]] #{index + 1}: unknown key {key!r}; "
-                                f"known keys: {', '.join(EVENT_KEYS)}")
-        for key in REQUIRED:
-            if key not in table:
-                problems.append(f"{where_table}: [[hooks.event]] #{index + 1}: {key} is required; add {key} = ...")
-        values = {}
-        for key, (default, kind, minimum) in EVENT_KEYS.items():
-            if key not in table:
-                values[key] = default
-                continue
-            problem = _check(table[key], kind, minimum, key)
-            if problem:
-                line = key_line(text, header, key)
-                problems.append(f"{path}:{line or '?'}: [[hooks.event]] #{index + 1} {key}: {problem}")
-            values[key] = table[key]
+
+        def where(key: str) -> str:
+            return f"{path}:{key_lines.get(key, header) or '?'}"
+
+        problems = [f"{where(key)}: [[hooks.event]] #{index + 1}: unknown key {key!r}; known keys: {', '.join(EVENT_KEYS)}"
+                    for key in table if key not in EVENT_KEYS]
+        problems += [f"{where_table}: [[hooks.event]] #{index + 1}: {key} is required; add {key} = ..."
+                     for key in REQUIRED if key not in table]
+        in_order = {key: table[key] for key in EVENT_KEYS if key in table}
+        check_table(in_order, EVENT_KEYS, where, f"[[hooks.event]] #{index + 1}", problems, TABLE.kinds)
         if problems:
             errors.extend(problems)
             continue
+        values = {key: table.get(key, declared.default) for key, declared in EVENT_KEYS.items()}
         shown = os.path.basename(path) + (f":{header}" if header else "")
         hooks.append(EventHook(index + 1, shown, values))
     return hooks, errors

@@ -4,7 +4,7 @@ no TOML)."""
 import os
 
 from ralph.claude.protocol import HookCall
-from ralph.config import section_or_defaults
+from ralph.config.reading import section_or_defaults
 from ralph.rules.outcome.tests_config import TestsConfig
 from ralph.state.locations import config_path
 

@@ -19,7 +19,7 @@ import os
 import sys
 
 from ralph.claude.protocol import bash_output, still_running
-from ralph.config import section_or_defaults
+from ralph.config.reading import section_or_defaults
 from ralph.rules.outcome.tests_config import TestsConfig
 from ralph.rules.outcome.verdict import exit_code_from_failure, judge_test_run
 

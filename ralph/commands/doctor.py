@@ -18,9 +18,11 @@ from importlib import resources
 
 from ralph import __version__
 from ralph.commands import install as settings
-from ralph.config import ConfigError, config_errors, config_path, load_config
+from ralph.config.reading import load_config
+from ralph.config.schema import ConfigError
+from ralph.config.whole_file import config_errors
 from ralph.sandbox import probe
-from ralph.state.locations import STATE_DIR_NAME, project_root, state_dir
+from ralph.state.locations import STATE_DIR_NAME, config_path, project_root, state_dir
 
 # event -> the captured payload replayed through its command, and the answer
 # that proves the handler ran (PreToolUse: a `git push` must be denied)

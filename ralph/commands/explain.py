@@ -15,7 +15,8 @@ import json
 import os
 import sys
 
-from ralph.config import ConfigError, load_section
+from ralph.config.reading import load_section
+from ralph.config.schema import ConfigError
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import GuardPolicy
 from ralph.state.locations import project_root

@@ -9,7 +9,8 @@ import shutil
 import sys
 import tempfile
 
-from ralph.config import ConfigError, load_config
+from ralph.config.reading import load_config
+from ralph.config.schema import ConfigError
 from ralph.plan import PlanError, load_stories
 from ralph.state.locations import config_path, project_root
 

@@ -32,10 +32,11 @@ from importlib import resources
 
 from ralph import __version__
 from ralph.claude.protocol import CLIENT_EVENTS, HOOK_ENTRIES, NO_MATCHER_EVENTS, SUBCOMMANDS
-from ralph.config import ConfigError, config_path, load_config
+from ralph.config.reading import load_config
+from ralph.config.schema import ConfigError
 from ralph.sandbox import merge_settings, probe, settings_layer
 from ralph.state.files import atomic_write
-from ralph.state.locations import ensure_state_gitignore, project_root
+from ralph.state.locations import config_path, ensure_state_gitignore, project_root
 
 # what each event's matcher must let through for our handler to do its job
 REQUIRED_TOOLS = {event: tuple(m.split("|")) for event, (m, _, _, _) in HOOK_ENTRIES.items() if m}

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import sys
 
-from ralph.config import ConfigError, check_config, config_path
+from ralph.config.schema import ConfigError
+from ralph.config.whole_file import check_config
 from ralph.plan import PlanError, load_stories
-from ralph.state.locations import STATE_DIR_NAME, project_root
+from ralph.state.locations import STATE_DIR_NAME, config_path, project_root
 
 from ralph.loop import paths, prompt
 from ralph.loop.display import Display

@@ -10,9 +10,10 @@ import json
 import os
 import sys
 
-from ralph.config import ConfigError, config_path, load_config
+from ralph.config.reading import load_config
+from ralph.config.schema import ConfigError
 from ralph.sandbox import explained_layer, probe
-from ralph.state.locations import project_root
+from ralph.state.locations import config_path, project_root
 
 USAGE = """\
 usage: ralph sandbox print|explain|check [-C DIR]

@@ -7,7 +7,8 @@ import json
 import os
 import sys
 
-from ralph.config import ConfigError, load_config, section
+from ralph.config.reading import load_config, section
+from ralph.config.schema import ConfigError
 from ralph.plan import PlanError, load_stories
 from ralph.process import pid_alive
 from ralph.rollback.git import RollbackError

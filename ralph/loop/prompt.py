@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.loop.identifiers import name_end
 from ralph.loop.lifecycle import pending
 from ralph.loop.paths import relative

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.config import ConfigError
+from ralph.config.schema import ConfigError
 from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration

@@ -17,7 +17,7 @@ import re
 import shlex
 import shutil
 
-from ralph.config import config_path, load_config
+from ralph.config.reading import load_config
 from ralph.loop import records
 from ralph.loop.proc import argv_for
 from ralph.loop.run import Finish, Run
@@ -25,6 +25,7 @@ from ralph.loop.settings import Stage
 from ralph.sandbox import OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config, settings_layer
 from ralph.state.denials import protected_dir
 from ralph.state.files import atomic_write
+from ralph.state.locations import config_path
 
 ENV_SETTINGS = "RALPH_SANDBOX_SETTINGS"
 

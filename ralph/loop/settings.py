@@ -1,49 +1,64 @@
 """Loop settings: defaults < ralph.toml [loop] (and [[loop.stages]]) < flags.
 
 Every bad value raises ConfigError naming the file and line of the key, so
-`ralph-loop` can print it and exit 2.
+`ralph-loop` can print it and exit 2. LOOP_TABLE and STAGE_TABLE declare the
+two tables (ralph.config.registry names them).
 """
 from __future__ import annotations
 
 import os
 
-from ralph.config import ConfigError, key_line, validate_table
+from ralph.config.locate import key_line
+from ralph.config.reading import section
+from ralph.config.schema import ConfigError, Key, Table, validate_table
 
 MODES = ("build", "plan")
 EXHAUSTED_ACTIONS = ("skip", "stop")
 
-# key -> (default, kind, minimum); kind "number" accepts int or float.
-LOOP_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "agent_command": ("claude -p --dangerously-skip-permissions", "command", None),
-    "timeout_seconds": (1800, "number", 1),
-    "verify_command": (None, "command?", None),
-    "verify_timeout_seconds": (1800, "number", 1),
-    "max_iterations": (10, "int", 1),
-    "max_iterations_per_story": (5, "int", 0),
-    "max_minutes_per_story": (60, "number", 0),
-    "on_story_exhausted": ("skip", "choice:" + "|".join(EXHAUSTED_ACTIONS), None),
-    "no_progress_limit": (3, "int", 0),
-    "plan": (None, "path?", None),
-    "progress": (None, "path?", None),
-    "prompt": (None, "path?", None),
-    "plan_prompt": (None, "path?", None),
-    "rollback_on_verify_fail": (True, "bool", None),
+LOOP_KEYS: dict[str, Key] = {
+    "agent_command": Key("claude -p --dangerously-skip-permissions", "command", None,
+                         "the agent: a string runs through /bin/sh -c, a list as is; the prompt arrives on stdin"),
+    "timeout_seconds": Key(1800, "number", 1, "wall-time limit per agent run, in seconds"),
+    "verify_command": Key(None, "command?", None, "must pass before a story counts as done (string or list)"),
+    "verify_timeout_seconds": Key(1800, "number", 1, "wall-time limit of the verify command, in seconds"),
+    "max_iterations": Key(10, "int", 1, "iterations per stage (--max-iterations also caps the whole run)"),
+    "max_iterations_per_story": Key(5, "int", 0, "iterations one story may take (0: unlimited)"),
+    "max_minutes_per_story": Key(60, "number", 0, "agent and verify minutes per story in this run (0: unlimited)"),
+    "on_story_exhausted": Key("skip", "choice:" + "|".join(EXHAUSTED_ACTIONS), None,
+                              "a story that used up its budget is marked blocked: skip moves on, stop ends the run"),
+    "no_progress_limit": Key(3, "int", 0, "stop after N iterations in a row with no commit and no story state change (0: never)"),
+    "plan": Key(None, "path?", None, "the plan file (default: .ralph/plan.md, .ralph/prd.json or the newest .ralph/PRD-N/)"),
+    "progress": Key(None, "path?", None, "the progress notes (default: progress.md beside the plan)"),
+    "prompt": Key(None, "path?", None, "prompt template of build iterations (default: the packaged PROMPT.md)"),
+    "plan_prompt": Key(None, "path?", None, "prompt template of plan iterations (default: the packaged one)"),
+    "rollback_on_verify_fail": Key(True, "bool", None, "a failed verify saves the work to a ref and resets the tree to the checkpoint"),
     # guard denials in one iteration that end it (0: never); iterations of one
     # story ended that way before the story is marked blocked (0: never)
-    "max_guard_denials": (5, "int", 0),
-    "max_stuck_iterations": (2, "int", 0),
-    "mode": ("build", "choice:" + "|".join(MODES), None),
-    "stages": (None, "stages", None),
+    "max_guard_denials": Key(5, "int", 0, "push/merge guard denials that end an iteration (0: never)"),
+    "max_stuck_iterations": Key(2, "int", 0, "iterations of one story ended by denials before it is blocked (0: never)"),
+    "mode": Key("build", "choice:" + "|".join(MODES), None, "build or plan: used when no stages are configured"),
+    "stages": Key(None, "tables", None, "a pipeline of stages: [[loop.stages]] tables, run in order"),
 }
-STAGE_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "name": (None, "str", None),
-    "mode": ("build", "choice:" + "|".join(MODES), None),
-    "max_iterations": (None, "int?", 1),
-    "prompt": (None, "path?", None),
-    "verify_command": (None, "command?", None),
-    "agent_command": (None, "command?", None),
-    "timeout_seconds": (None, "number?", 1),
+STAGE_KEYS: dict[str, Key] = {
+    "name": Key(None, "str", None, "the stage's name (unique)"),
+    "mode": Key("build", "choice:" + "|".join(MODES), None, "build or plan"),
+    "max_iterations": Key(None, "int?", 1, "iterations of this stage (default: [loop] max_iterations)"),
+    "prompt": Key(None, "path?", None, "its prompt template (default: [loop] prompt or plan_prompt)"),
+    "verify_command": Key(None, "command?", None, "its verify command (default: [loop] verify_command in build mode)"),
+    "agent_command": Key(None, "command?", None, "its agent (default: [loop] agent_command)"),
+    "timeout_seconds": Key(None, "number?", 1, "seconds one agent run may take (default: [loop] timeout_seconds)"),
 }
+
+
+def check_stages(config: dict, path: str | None) -> None:
+    """What only the merged settings can tell ([[loop.stages]]: each named,
+    names unique), once every [loop] key is valid. Raises ConfigError."""
+    loop_settings(os.path.dirname(path or ".") or ".", config, path, {})
+
+
+LOOP_TABLE = Table("loop", LOOP_KEYS, "ralph-loop: the agent, the verify command, budgets and the plan", check=check_stages,
+                   parts=("ralph.loop.settings:STAGE_TABLE",))
+STAGE_TABLE = Table("loop.stages", STAGE_KEYS, "one stage of a pipeline; unset keys take [loop]'s", array=True)
 
 
 class Stage:
@@ -84,10 +99,8 @@ class LoopSettings:
 
 def loop_settings(root: str, config: dict, config_path: str | None, flags: dict) -> LoopSettings:
     """Merge defaults, the [loop] table and command-line flags (non-None ones win)."""
-    from ralph.config import section
-
     table = section(config, "loop", config_path or "ralph.toml")
-    values = {key: default for key, (default, _, _) in LOOP_KEYS.items() if key != "stages"}
+    values = {key: declared.default for key, declared in LOOP_KEYS.items() if key != "stages"}
     values.update(validate_table(table, LOOP_KEYS, config_path, "loop"))
     stages_raw = table.get("stages")
     stage_tables: list[dict] = []

@@ -54,15 +54,17 @@ def _discard(tmp: str | bytes) -> None:
         pass
 
 
-def atomic_write(path: str, data: bytes | str, *, fsync: bool = True) -> None:
+def atomic_write(path: str, data: bytes | str, *, fsync: bool = True, mode: int = 0o644) -> None:
     """Write to a temp file beside `path`, fsync it, rename it over `path`.
-    Readers see the old file or the new one, never a torn one."""
+    Readers see the old file or the new one, never a torn one. `mode`: the
+    new file's permissions (0o600 for one only its owner may read), which it
+    has from the start."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         try:
             write_all(fd, data)

@@ -7,7 +7,8 @@ importing anything: the module that declares it, the module that runs it
 runs export (known to `when` and templates of every hook, whatever types
 are configured). The declaring module provides
 
-    KEYS: dict[str, tuple[default, kind, minimum]]   # its own keys (LOOP_KEYS shape)
+    KEYS: dict[str, Key]                              # its own keys (ralph.config.schema.Key)
+    TABLE: Table                                      # the same keys, as ralph.config's registry lists them
     validate(table: dict, where: Where) -> list[str]  # every config error, "file:line: ..."
 
 and the running module
@@ -28,7 +29,7 @@ class ActionType:
     __slots__ = ("declared_in", "run_in", "exports")
 
     def __init__(self, declared_in: str, run_in: str | None = None, exports: tuple[str, ...] = ()) -> None:
-        self.declared_in = declared_in  # module with KEYS and validate()
+        self.declared_in = declared_in  # module with KEYS, TABLE and validate()
         self.run_in = run_in or declared_in  # module with run()
         self.exports = exports  # environment names its ActionResult.exports sets
 

@@ -7,14 +7,17 @@ is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
 Import-light (no subprocess, no `re`, and no tomllib for an unchanged file):
 `ralph-loop --dry-run` validates through here. An action type's own module is
 imported only for a hook of that type (ralph.loop.lifecycle.actions.ACTIONS).
+HOOKS_TABLE declares [hooks] for ralph.config's registry; POINT_TABLE the
+keys every [[hooks.<point>]] table has, whatever its type.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from ralph.config import ConfigError, cached_parse, parse_config, read_text
-from ralph.config import check_value as check_config_value
+from ralph.config.locate import KEY_CHARS, Locator, Where
+from ralph.config.reading import cached_parse, parse_config, read_text
+from ralph.config.schema import ConfigError, Key, Table, check_table
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
 from ralph.loop.lifecycle.context import export_key, key_for
@@ -22,25 +25,27 @@ from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, can
 
 ON_FAILURE = ("continue", "abort", "retry")
 
-# key -> (default, kind, minimum): the keys every action type shares
-COMMON_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "type": ("shell", "str", None),  # one of ACTIONS: checked against the table at load time
-    "name": (None, "str?", None),
-    "description": (None, "str?", None),
-    "enabled": (True, "bool", None),
-    "when": (None, "str?", None),
-    "await": (True, "bool", None),
-    "timeout": (30, "number", 0.001),
-    "on_failure": ("continue", "choice:" + "|".join(ON_FAILURE), None),
-    "retries": (3, "int", 0),
-    "retry_delay": (5, "number", 0),
-    "pipe_output": (False, "bool", None),
+# the keys every action type shares
+COMMON_KEYS: dict[str, Key] = {
+    # one of ACTIONS: checked against the table at load time
+    "type": Key("shell", "str", None, "the action type: shell (runs command), webhook or spawn"),
+    "name": Key(None, "str?", None, "shown in traces and prompts; RALPH_HOOK_<NAME>_ENABLED=false disables the hook"),
+    "description": Key(None, "str?", None, "for people (ralph hooks list)"),
+    "enabled": Key(True, "bool", None, "false keeps the hook listed but never runs it"),
+    "when": Key(None, "str?", None, "a condition: the hook runs only when it is true"),
+    "await": Key(True, "bool", None, "false: fire and forget; the loop does not wait"),
+    "timeout": Key(30, "number", 0.001, "seconds; at the timeout the hook's process group is killed and it counts as failed"),
+    "on_failure": Key("continue", "choice:" + "|".join(ON_FAILURE), None,
+                      "continue (log it), abort (end the loop: hook_abort) or retry"),
+    "retries": Key(3, "int", 0, 'extra attempts with on_failure = "retry"'),
+    "retry_delay": Key(5, "number", 0, "seconds between attempts"),
+    "pipe_output": Key(False, "bool", None, "put the hook's output into the next agent prompt"),
 }
 # [hooks] keys that are settings, not points
-SETTINGS_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "disable_global_hooks": (False, "bool", None),
-    "dir": (".ralph/hooks", "path", None),
-    "dir_timeout": (30, "number", 0.001),
+SETTINGS_KEYS: dict[str, Key] = {
+    "disable_global_hooks": Key(False, "bool", None, "ignore the global hooks.toml for this project"),
+    "dir": Key(".ralph/hooks", "path", None, "the hooks directory"),
+    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable"),
 }
 # [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
 # -> the module whose validate(config, path, text) checks them, imported only
@@ -48,116 +53,6 @@ SETTINGS_KEYS: dict[str, tuple[object, str, float | None]] = {
 OTHER_TABLES = {"event": "ralph.claude.event_commands"}
 GLOBAL_FILE = "hooks.toml"
 FALSE_WORDS = ("0", "false", "no", "off")
-
-
-class Where(str):
-    """`file:line` of a hook table; .key(name) is the line of one of its keys."""
-
-    keys: dict[str, int]
-    path: str
-    table: str
-
-    def __new__(cls, path: str, line: int | None, keys: dict[str, int] | None = None, table: str = "hooks") -> "Where":
-        self = super().__new__(cls, f"{path}:{line}" if line else path)
-        self.path = path
-        self.keys = keys or {}
-        self.table = table  # "hooks.post_iteration": for messages
-        return self
-
-    def key(self, name: str) -> str:
-        line = self.keys.get(name)
-        return f"{self.path}:{line}" if line else str(self)
-
-
-# A table header and a key line, as these regular expressions define them
-# (group 2 of HEADER is the table's name, group 1 of KEY the key); matched by
-# hand (header_name(), key_name(); tests/test_lifecycle_hand_parsers.py holds them
-# to the expressions): `re` would cost `ralph-loop --dry-run` more than this.
-HEADER = r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$"
-KEY = r"^\s*[\"']?([A-Za-z0-9_\-]+)[\"']?\s*="
-_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-def header_name(line: str) -> str | None:
-    """HEADER's group 2 for a line without line breaks, None when it does not match."""
-    start = len(line) - len(line.lstrip())  # `\s` is str.isspace(), as strip() uses
-    if not line.startswith("[", start):
-        return None
-    # `\[\[?` takes `[[` when it can, and gives one back when the rest fails
-    for opened in ((start + 2, start + 1) if line.startswith("[", start + 1) else (start + 1,)):
-        close = line.find("]", opened)
-        if close < 0:
-            return None
-        inside = line[opened:close]
-        if not inside:
-            continue
-        after = close + 2 if line.startswith("]", close + 1) else close + 1
-        rest = line[after:].lstrip()
-        if rest and not rest.startswith("#"):
-            continue
-        # `\s*` greedy, then the lazy name, then `\s*`: the name is the inside
-        # without its blanks, or the last blank of an inside made of blanks
-        return inside.strip() or inside[-1]
-    return None
-
-
-def key_name(line: str) -> str | None:
-    """KEY's group 1 for a line without line breaks, None when it does not match."""
-    start = len(line) - len(line.lstrip())
-    if line.startswith(('"', "'"), start):
-        start += 1
-    end = start
-    while end < len(line) and line[end] in _KEY_CHARS:
-        end += 1
-    if end == start:
-        return None
-    equals = end + 1 if line.startswith(('"', "'"), end) else end
-    return line[start:end] if line[equals:].lstrip().startswith("=") else None
-
-
-def dotted_name(name: str) -> str:
-    """re.sub(r"\\s*\\.\\s*", ".", name): blanks around each dot dropped."""
-    parts = name.split(".")
-    if len(parts) == 1:
-        return name
-    return ".".join([parts[0].rstrip(), *(part.strip() for part in parts[1:-1]), parts[-1].lstrip()])
-
-
-class Locator:
-    """Lines of `[[hooks.x]]` headers and their keys in one TOML file (tomllib
-    does not report positions)."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.tables: dict[str, list[tuple[int, dict[str, int]]]] = {}
-        current: dict[str, int] | None = None
-        for number, line in enumerate(text.splitlines(), 1):
-            header = header_name(line)
-            if header is not None:
-                name = dotted_name(header).replace('"', "").replace("'", "")
-                current = {}
-                self.tables.setdefault(name, []).append((number, current))
-                continue
-            key = key_name(line)
-            if key is not None and current is not None and key not in current:
-                current[key] = number
-
-    def where(self, table: str, occurrence: int) -> Where:
-        found = self.tables.get(table, [])
-        if occurrence < len(found):
-            line, keys = found[occurrence]
-            return Where(self.path, line, keys, table)
-        # inline arrays (post_iteration = [{...}]): point at the key in [hooks]
-        for line_no, keys in self.tables.get("hooks", []):
-            name = table.split(".", 1)[-1]
-            if name in keys:
-                return Where(self.path, keys[name], None, table)
-        return Where(self.path, None, None, table)
-
-    def settings_where(self) -> Where:
-        found = self.tables.get("hooks", [])
-        return Where(self.path, found[0][0], found[0][1]) if found else Where(self.path, None)
-
 
 class HookSpec:
     """One configured action at one point, validated, defaults filled in."""
@@ -208,7 +103,7 @@ class HookSet:
         self.by_point: dict[str, list[HookSpec]] = {p: [] for p in POINTS}
         self.warnings: list[str] = []
         self.errors: list[str] = []
-        self.settings: dict = {k: v for k, (v, _, _) in SETTINGS_KEYS.items()}
+        self.settings: dict = {k: declared.default for k, declared in SETTINGS_KEYS.items()}
         self.files: list[str] = []  # config files read
         self.hooks_dir = ""
 
@@ -222,24 +117,11 @@ class HookSet:
         return [h for p in POINTS for h in self.by_point[p]]
 
 
-def check_value(value: object, kind: str, minimum: float | None, where: str, key: str, table: str) -> str | None:
-    """One value against its kind (ralph.config's kinds); the error or None."""
-    try:
-        check_config_value(value, kind, minimum, where, table, key)
-    except ConfigError as e:
-        return str(e)
-    return None
-
-
-def check_keys(table: dict, keys: dict, where: Where, table_name: str) -> list[str]:
-    errors = []
-    for key, value in table.items():
-        if key not in keys:
-            continue
-        _, kind, minimum = keys[key]
-        error = check_value(value, kind, minimum, where.key(key), key, table_name)
-        if error:
-            errors.append(error)
+def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str) -> list[str]:
+    """Every problem of the declared keys a hook table sets, each on its key's
+    line (the one validator, ralph.config.schema.check_table)."""
+    errors: list[str] = []
+    check_table(table, keys, where.key, f"[{table_name}]", errors)
     return errors
 
 
@@ -310,10 +192,9 @@ def file_hooks(data: dict, text: str, path: str, source: str) -> HookSet:
             if source == "global" and name == "disable_global_hooks":
                 hooks.errors.append(f"{settings_where.key(name)}: [hooks] disable_global_hooks belongs in a project's ralph.toml, not in the global {GLOBAL_FILE}")
                 continue
-            _, kind, minimum = SETTINGS_KEYS[name]
-            error = check_value(value, kind, minimum, settings_where.key(name), name, "hooks")
-            if error:
-                hooks.errors.append(error)
+            problems = check_keys({name: value}, SETTINGS_KEYS, settings_where, "hooks")
+            if problems:
+                hooks.errors += problems
             else:
                 hooks.settings[name] = value
             continue
@@ -373,8 +254,8 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
     if errors:
         hooks.errors += errors
         return None
-    full = {k: d for k, (d, _, _) in COMMON_KEYS.items()}
-    full.update({k: d for k, (d, _, _) in own_keys.items()})
+    full = {k: declared.default for k, declared in COMMON_KEYS.items()}
+    full.update({k: declared.default for k, declared in own_keys.items()})
     full.update(table)
     spec = HookSpec(point, name, source, where, full, tree)
     if not full["enabled"]:
@@ -389,7 +270,7 @@ def env_flag(environ: dict | os._Environ, name: str) -> bool:
 
 def flag_name(name: str) -> str:
     """RALPH_HOOK_<NAME>_ENABLED, every character but ASCII letters and digits as `_`."""
-    return "RALPH_HOOK_" + "".join(c if c in _KEY_CHARS and c not in "_-" else "_" for c in name).upper() + "_ENABLED"
+    return "RALPH_HOOK_" + "".join(c if c in KEY_CHARS and c not in "_-" else "_" for c in name).upper() + "_ENABLED"
 
 
 def load_dir_hooks(hooks: HookSet, root: str) -> None:
@@ -410,7 +291,7 @@ def load_dir_hooks(hooks: HookSet, root: str) -> None:
             if os.path.isfile(path):
                 hooks.warnings.append(f"{path}: not a hook name (known: {', '.join(DIR_HOOKS)}); helpers belong in custom/; not run")
             continue
-        table = {k: d for k, (d, _, _) in COMMON_KEYS.items()}
+        table = {k: declared.default for k, declared in COMMON_KEYS.items()}
         table.update({"command": [path], "timeout": hooks.settings["dir_timeout"], "name": entry,
                       "working_dir": None, "env": {}})
         spec = HookSpec(point, entry, "hooks dir", Where(path, None), table, kind="dir")
@@ -473,9 +354,10 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
 
 
 def section_values(config: dict, path: str | None) -> dict:
-    """[hooks] of the project's ralph.toml checked for ralph.config's one
-    schema (SECTION_CHECKS): every lifecycle and event hook table, each error
-    with file:line; raises ConfigError listing them all."""
+    """[hooks] of the project's ralph.toml as ralph.config reads a table
+    (HOOKS_TABLE.values): every lifecycle and event hook table checked, each
+    error with file:line; raises ConfigError listing them all. Its settings,
+    defaults filled in."""
     text = ""
     if path and os.path.isfile(path):
         try:
@@ -485,7 +367,7 @@ def section_values(config: dict, path: str | None) -> dict:
     part = file_hooks(config, text, path or "ralph.toml", "project")
     require_valid(part)
     _checked[(path or "ralph.toml", "project")] = (text, config, part)
-    settings = {k: v for k, (v, _, _) in SETTINGS_KEYS.items()}
+    settings = {k: declared.default for k, declared in SETTINGS_KEYS.items()}
     settings.update(part.settings)
     return settings
 
@@ -500,3 +382,13 @@ def require_valid(hooks: HookSet) -> HookSet:
         errors = sorted(hooks.errors, key=position)
         raise ConfigError(f"{len(errors)} hook configuration error(s):\n  " + "\n  ".join(errors))
     return hooks
+
+
+POINT_TABLE = Table("hooks.<point>", COMMON_KEYS, "one lifecycle hook at a point (session_start, pre_iteration, ...), "
+                    "whatever its type; the type's own keys are declared with it", array=True)
+HOOKS_TABLE = Table(
+    "hooks", SETTINGS_KEYS, "lifecycle hooks: the settings, and the hooks at each point as [[hooks.<point>]] tables",
+    values=section_values,
+    parts=("ralph.loop.lifecycle.config:POINT_TABLE", *(f"{action.declared_in}:TABLE" for action in ACTIONS.values()),
+           *(f"{module}:TABLE" for module in OTHER_TABLES.values())),
+)

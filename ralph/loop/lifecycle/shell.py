@@ -5,14 +5,16 @@ the environment and as JSON on stdin. Template variables are never pasted
 into shell text: see ralph.loop.lifecycle.template."""
 from __future__ import annotations
 
+from ralph.config.schema import Key, Table
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.config import check_keys, exported_names
 
-KEYS: dict[str, tuple[object, str, float | None]] = {
-    "command": (None, "command", None),
-    "working_dir": (None, "path?", None),
-    "env": ({}, "table", None),
+KEYS: dict[str, Key] = {
+    "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),
+    "working_dir": Key(None, "path?", None, "relative to the project root (default: the project root)"),
+    "env": Key({}, "table", None, "extra environment variables (strings; template variables allowed)"),
 }
+TABLE = Table("hooks.<point>", KEYS, "a shell hook: runs command", array=True, variant='type = "shell"')
 
 
 def validate(table: dict, where: object) -> list[str]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from ralph.config.schema import Key, Table
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.config import check_keys, exported_names
 from ralph.redaction import redact
@@ -37,19 +38,21 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 WAITING_FILE = "waiting.json"  # in the state dir while a gate is open: `ralph status` shows it
 SAFE_HEADERS = ("content-type", "accept", "user-agent")
 
-KEYS: dict[str, tuple[object, str, float | None]] = {
-    "url": (None, "str", None),
-    "method": ("POST", "choice:" + "|".join(METHODS), None),
-    "headers": ({}, "table", None),
-    "body": (None, "table?", None),
-    "await": (False, "bool", None),  # wait for the callback (approval gate)
-    "timeout": (3600, "number", 0.001),  # seconds to wait for the callback
-    "on_timeout": ("abort", "choice:" + "|".join(ON_TIMEOUT), None),
-    "callback_port": (0, "int", 0),  # 0: any free port
-    "send_timeout": (10, "number", 0.001),  # seconds per send attempt
-    "retries": (3, "int", 0),  # more send attempts after a failure
-    "backoff": (1.0, "number", 0),  # seconds before the first retry; doubles each time
+KEYS: dict[str, Key] = {
+    "url": Key(None, "str", None, "required: https:// (plain http only to a loopback host)"),
+    "method": Key("POST", "choice:" + "|".join(METHODS), None, "the HTTP method"),
+    "headers": Key({}, "table", None, 'Name = "value" strings (logs show the names only)'),
+    "body": Key(None, "table?", None, "a table sent as JSON (default: the hook context)"),
+    "await": Key(False, "bool", None, "wait for a person's answer through ${CALLBACK_URL} (an approval gate)"),
+    "timeout": Key(3600, "number", 0.001, "seconds to wait for the answer"),
+    "on_timeout": Key("abort", "choice:" + "|".join(ON_TIMEOUT), None, "abort ends the loop (hook_abort); continue goes on"),
+    "callback_port": Key(0, "int", 0, "port on 127.0.0.1 for the callback server; 0 picks a free one"),
+    "send_timeout": Key(10, "number", 0.001, "seconds per send attempt"),
+    "retries": Key(3, "int", 0, "more send attempts after a connection error, a timeout, 429 or 5xx"),
+    "backoff": Key(1.0, "number", 0, "seconds before the first retry; doubles each time"),
 }
+TABLE = Table("hooks.<point>", KEYS, "a webhook hook: one HTTP request, and with await = true an approval gate",
+              array=True, variant='type = "webhook"')
 
 
 # ---- config ----

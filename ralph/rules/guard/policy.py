@@ -1,24 +1,24 @@
-"""The [guard] table of ralph.toml: its keys (GUARD_KEYS) and what they make
+"""The [guard] table of ralph.toml: its keys (GUARD_TABLE) and what they make
 of the guard (GuardPolicy): extra git subcommands and programs to block,
 exact commands always allowed, and the family switches that turn off one
 family of blocks that is on by default (a team that merges with `gh pr
 merge` on purpose sets forge_merges = false). Pure.
 """
+from ralph.config.schema import Key, Table
 from ralph.rules.guard.state import RISKY_WORDS, could_push
 
-# key -> (default, kind, minimum), in the shape of ralph.loop.settings.LOOP_KEYS;
-# ralph.config checks a [guard] table against it.
-GUARD_KEYS: dict[str, tuple[object, str, float | None]] = {
-    "block_git_subcommands": ([], "words", None),  # extra git subcommands to block, e.g. ["lfs"]
-    "block_programs": ([], "strings", None),  # extra programs (and words) to block, e.g. ["npm publish"]
-    "allow_commands": ([], "strings", None),  # exact commands always allowed, e.g. ["git push --dry-run"]
-    "forge_merges": (True, "bool", None),  # gh pr merge, glab mr merge, hub merge
-    "forge_api_writes": (True, "bool", None),  # gh/glab/hub api calls that merge or write refs or commits
-    "forge_sync": (True, "bool", None),  # gh repo sync, hub sync
-    "git_frontends": (True, "bool", None),  # jj git push, git svn dcommit, git flow ... finish/publish
-    "merge_backends": (True, "bool", None),  # git merge-recursive/-resolve/-octopus/-ours/-subtree/-index
+GUARD_KEYS: dict[str, Key] = {
+    "block_git_subcommands": Key([], "words", None, 'extra git subcommands to block, e.g. ["lfs"]'),
+    "block_programs": Key([], "strings", None, 'extra programs (and words) to block, e.g. ["npm publish"]'),
+    "allow_commands": Key([], "strings", None, 'exact commands always allowed, e.g. ["git push --dry-run"]'),
+    "forge_merges": Key(True, "bool", None, "block gh pr merge, glab mr merge, hub merge"),
+    "forge_api_writes": Key(True, "bool", None, "block gh/glab/hub api calls that merge or write refs or commits"),
+    "forge_sync": Key(True, "bool", None, "block gh repo sync, hub sync"),
+    "git_frontends": Key(True, "bool", None, "block jj git push, git svn dcommit, git flow ... finish/publish"),
+    "merge_backends": Key(True, "bool", None, "block git merge-recursive/-resolve/-octopus/-ours/-subtree/-index"),
 }
-FAMILIES = tuple(key for key, (_, kind, _) in GUARD_KEYS.items() if kind == "bool")
+GUARD_TABLE = Table("guard", GUARD_KEYS, "the push/merge guard: more to block, exact commands to allow, families to switch off")
+FAMILIES = tuple(key for key, declared in GUARD_KEYS.items() if declared.kind == "bool")
 
 
 class GuardPolicy:
@@ -39,10 +39,10 @@ class GuardPolicy:
 
     @classmethod
     def from_values(cls, values: dict) -> "GuardPolicy":
-        """From the checked [guard] values (ralph.config.section_values(config,
+        """From the checked [guard] values (ralph.config.reading.section_values(config,
         "guard", path) validates them against GUARD_KEYS, with file:line)."""
-        lists = [tuple(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind != "bool"]
-        families = {key: bool(values.get(key, default)) for key, (default, kind, _) in GUARD_KEYS.items() if kind == "bool"}
+        lists = [tuple(values.get(key, declared.default)) for key, declared in GUARD_KEYS.items() if declared.kind != "bool"]
+        families = {key: bool(values.get(key, declared.default)) for key, declared in GUARD_KEYS.items() if declared.kind == "bool"}
         return cls(*lists, families=families)
 
     def could_push(self, text: str) -> bool:

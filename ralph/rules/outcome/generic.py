@@ -140,7 +140,7 @@ def read_generic(text: str) -> Finding | None:
     catch = list(re.finditer(_CATCH, window))
     if catch:
         m = catch[-1]
-        total, ok, bad = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0)
+        total, _passed, bad = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0)
         status = "fail" if bad else ("pass" if total else "zero")
         return Finding(GENERIC, status, window_start + m.start(), [m.group(0).strip()], failing)
     if xunit:

@@ -13,7 +13,7 @@ summaries found nothing; a fail pattern wins over a pass pattern. Declaring a
 command never makes a non-test command's output count: the patterns apply to
 declared commands only.
 
-TESTS_KEYS is the section's schema (ralph.config checks it like every other
+TESTS_TABLE declares the section (ralph.config checks it like every other
 table: errors read `<file>:<line>: [tests] key: ...`). Pure: no file is read
 here.
 """
@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import re
 
+from ralph.config.schema import Key, Table
+
 BASELINE_MODES = ("first_runs", "verify", "off")
 MAX_ENTRIES = 50
 
-TESTS_KEYS: dict[str, tuple[object, str, tuple[int, int] | None]] = {
-    "commands": ((), "strings", (0, MAX_ENTRIES)),
-    "fail_patterns": ((), "regexes", (0, MAX_ENTRIES)),
-    "pass_patterns": ((), "regexes", (0, MAX_ENTRIES)),
-    "baseline": ("first_runs", "choice:" + "|".join(BASELINE_MODES), None),
+TESTS_KEYS: dict[str, Key] = {
+    "commands": Key((), "strings", (0, MAX_ENTRIES), "command prefixes that run this project's tests"),
+    "fail_patterns": Key((), "regexes", (0, MAX_ENTRIES), "regexes (per line) that mean a declared run failed"),
+    "pass_patterns": Key((), "regexes", (0, MAX_ENTRIES), "regexes (per line) that mean a declared run passed"),
+    "baseline": Key("first_runs", "choice:" + "|".join(BASELINE_MODES), None,
+                    "which failing tests count as already failing: first_runs, verify or off"),
 }
+TESTS_TABLE = Table("tests", TESTS_KEYS, "the project's own test commands and what their output means")
 
 
 class TestsConfig:
@@ -44,7 +48,7 @@ class TestsConfig:
 
     @classmethod
     def from_values(cls, values: dict) -> "TestsConfig":
-        """From the checked [tests] values (ralph.config.section_values)."""
+        """From the checked [tests] values (ralph.config.reading.section_values)."""
         return cls(tuple(c.strip() for c in values["commands"]), values["fail_patterns"], values["pass_patterns"], values["baseline"])
 
     def to_dict(self) -> dict:

@@ -1,0 +1,53 @@
+"""Checking a whole ralph.toml: every table it holds against its
+declaration, and a table nobody declares refused by name with the known
+ones (and "did you mean" for a near miss). ralph-loop runs this before it
+starts and `ralph doctor` reports it; a hook, which reads one table, only
+logs an unknown one (ralph.config.reading.section_or_defaults)."""
+import os
+
+from ralph.config import registry
+from ralph.config.reading import UNKNOWN_TABLE, load_config, section
+from ralph.config.schema import ConfigError, resolve, validate_table
+from ralph.state.locations import CONFIG_FILE, config_path
+
+
+def config_errors(config: dict, path: str | None) -> list[str]:
+    """Every problem in a parsed config, each `file:line: [table] key: ...`."""
+    errors: list[str] = []
+    for name in config:
+        if name not in registry.SECTIONS:
+            errors.append(resolve(UNKNOWN_TABLE)(name, path))  # type: ignore[operator]
+            continue
+        try:
+            table = section(config, name, path or CONFIG_FILE)
+        except ConfigError as e:
+            errors.append(str(e))
+            continue
+        declared = registry.table(name)
+        if declared.values is not None:
+            try:
+                declared.values(config, path)  # type: ignore[operator]
+            except ConfigError as e:
+                errors.append(str(e))
+        else:
+            validate_table(table, declared.keys, path, name, errors=errors)
+    if not errors:
+        # what only the whole file can tell (the loop's stages, their unique names)
+        for name in config:
+            check = registry.table(name).check
+            if check is not None:
+                try:
+                    check(config, path)  # type: ignore[operator]
+                except ConfigError as e:
+                    errors.append(str(e))
+    return errors
+
+
+def check_config(root: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> dict:
+    """The project's parsed config after checking every table; raises
+    ConfigError listing every problem (one per line)."""
+    config = load_config(root, environ)
+    errors = config_errors(config, config_path(root, environ))
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return config
