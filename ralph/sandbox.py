@@ -319,18 +319,13 @@ def public_tlds() -> list[str]:
 
 
 def own_names_and_addresses() -> list[str]:
-    """This machine's host names and the addresses of its interfaces, as
+    """This machine's host name and the addresses of its interfaces, as
     deniedDomains entries (IPv6 bracketed). Names resolving to them are refused
     by the client itself; literals are not, unless listed."""
     found: list[str] = []
-    names = [socket.gethostname()]
-    try:
-        names.append(socket.getfqdn())
-    except OSError:
-        pass
-    for name in names:
-        if name and name not in found and not name.startswith("localhost"):
-            found.append(name.lower())
+    name = socket.gethostname().lower()  # not getfqdn(): a reverse lookup can hang where DNS is broken
+    if name and not name.startswith("localhost"):
+        found.append(name)
     for address in _interface_addresses():
         entry = f"[{address}]" if ":" in address else address
         if entry not in found and entry not in LOOPBACK_HOSTS:
