@@ -123,8 +123,10 @@ class Smoke:
             raise SmokeFailure(f"pre-tool did not deny `git push origin main`: {answer}")
         self.edit_through_link()
         self.child_environment()
-        if not os.path.exists(os.path.join(self.project, ".ralph", ".gitignore")):
-            raise SmokeFailure("the first hook call wrote no .ralph/.gitignore")
+        if not os.path.exists(os.path.join(self.project, ".git", "ralph", "logs", "hooks.jsonl")):
+            raise SmokeFailure("the hook calls logged nothing in the git directory's state dir (.git/ralph/)")
+        if os.path.exists(os.path.join(self.project, ".ralph")):
+            raise SmokeFailure("interactive hook calls made .ralph/ in the work tree")
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         if "usage: ralph pre-tool" not in self.run(["pre-tool", "--help"], cwd=empty).stdout or os.listdir(empty):
