@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,48 @@ def test_request_merge_is_what_a_denied_push_points_to(tmp_path, claude_bin):
     assert [e["summary"] for e in events(repo, "merge_requested")] == ["greeting.txt is ready for main."]
     assert harness.git(remote, "for-each-ref") == refs_before  # nothing reached the remote
     assert harness.git(repo, "log", "-1", "--format=%s") == "feat(US-001): Add a greeting"
+
+
+def test_install_mcp_gives_an_interactive_session_the_tools(tmp_path, claude_bin):
+    """`ralph install --mcp --user` in a fresh HOME, then a client started with
+    no --settings and no --mcp-config: the user's files alone give it the
+    server, and the hooks know it (the denial names request_merge)."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    repo = make_repo(tmp_path)
+    remote = make_bare_remote(repo)
+    refs_before = harness.git(remote, "for-each-ref")
+    env = harness.client_env(home, None, claude_bin)
+    ralph = os.path.join(harness.ralph_bin_dir(), "ralph")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([ralph, *args], capture_output=True, text=True, cwd=repo, env=env, timeout=300)
+
+    installed = run("install", "--user", "--mcp")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    server = json.loads((home / ".claude" / ".claude.json").read_text())["mcpServers"]["ralph"]
+    assert server["args"][-3:] == ["-m", "ralph", "mcp"], server
+    assert json.loads((home / ".claude" / "settings.json").read_text())["env"] == {"RALPH_AGENT_TOOLS": "1"}
+    listed = subprocess.run([claude_bin, "mcp", "list"], capture_output=True, text=True, cwd=repo, env=env, timeout=120)
+    assert "ralph:" in listed.stdout and "Connected" in listed.stdout, listed.stdout + listed.stderr
+    doctor = run("doctor")
+    assert doctor.returncode == 0, doctor.stdout
+    assert "`ralph mcp` starts and lists complete_story, report_blocked, request_merge, story_status" in doctor.stdout
+    assert f"registered in user ({home / '.claude' / '.claude.json'})" in doctor.stdout
+
+    command = [claude_bin, "-p", "Publish the work.", *harness.CLIENT_FLAGS]
+    turns = [bash("git push origin main", "Push", id="t_push"),
+             tool_use("mcp__ralph__story_status", {}, id="t_status"),
+             text("Nothing to push from here.")]
+    result = run_with_server(command, repo, turns, env=env, timeout=120)
+    assert result.exit_code == 0, result.describe()
+    push = result.tool_result("t_push")
+    assert push["is_error"] and "mcp__ralph__request_merge" in push["content"], push
+    assert harness.git(remote, "for-each-ref") == refs_before
+    status = result.tool_result("t_status")
+    assert "There is no current story: no ralph-loop run is working on a story in" in status["content"], status
+
+    removed = run("uninstall", "--user")
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert json.loads((home / ".claude" / ".claude.json").read_text())["mcpServers"] == {}
+    assert "env" not in json.loads((home / ".claude" / "settings.json").read_text())
