@@ -224,7 +224,7 @@ def test_the_agent_command_gets_the_server_only_for_claude_in_a_build_iteration(
     assert server["args"][-3:] == ["-m", "ralph", "mcp"] and server["alwaysLoad"] is True
     assert server["env"]["CLAUDE_PROJECT_DIR"] == loop.root and server["timeout"] == (1800 + 120) * 1000
     env = agent_tools.environment(loop.run, loop.it, {})
-    assert env == {"RALPH_AGENT_TOOLS": "1", "MCP_CONNECTION_NONBLOCKING": "0"}
+    assert env == {"RALPH_AGENT_TOOLS": "1", "MCP_CONNECTION_NONBLOCKING": "0", "MCP_TIMEOUT": "120000"}
     # another agent, or the key off: unchanged
     loop.it.stage.agent_command = "my-agent --go"
     assert agent_tools.agent_command(loop.run, loop.it, "my-agent --go") == "my-agent --go"

@@ -35,6 +35,7 @@ from ralph.state.denials import ENV_AGENT_TOOLS, protected_dir
 from ralph.state.files import atomic_write
 
 TIMEOUT_MARGIN_SECONDS = 120  # the client's per-call limit: the verify timeout plus this
+SERVER_START_MS = 120_000  # how long the client waits for the server to start (MCP_TIMEOUT)
 _told_missing: set[str] = set()  # runs already told the SDK is missing
 
 
@@ -63,10 +64,13 @@ def agent_command(run: Run, it: Iteration, command: list[str] | str) -> list[str
 
 def environment(run: Run, it: Iteration, env: dict[str, str]) -> dict[str, str]:
     """The agent's environment: the tools are on, and the client waits for
-    the server before its first request (else the tools can miss turn 1)."""
+    the server before its first request, up to two minutes (the SDK takes
+    seconds to import on a loaded machine; the client's default wait is 30 s,
+    and a server not up by then leaves the agent without its tools)."""
     if active(run, it):
         env[ENV_AGENT_TOOLS] = "1"
         env.setdefault("MCP_CONNECTION_NONBLOCKING", "0")
+        env.setdefault("MCP_TIMEOUT", str(SERVER_START_MS))
     return env
 
 
