@@ -63,8 +63,10 @@ class Iteration:
         self.it = prepare.begin(self.run, story)
         agent_tools.write_context(self.run, self.it)
 
-    def ctx(self) -> context.ToolContext:
-        return context.find({"CLAUDE_PROJECT_DIR": self.root}, self.root)
+    def ctx(self, **env: str) -> context.ToolContext:
+        """What a call of the server the client started sees (its environment is the agent's)."""
+        return context.find(dict(os.environ, CLAUDE_PROJECT_DIR=self.root, RALPH_RUN_ID=self.run.run_id,
+                                 RALPH_ITERATION=str(self.run.iteration), RALPH_AGENT_TOOLS="1", **env), self.root)
 
     def state(self, story: str = "US-001") -> str | None:
         return story_state(self.project.plan_path, story)
@@ -111,6 +113,16 @@ def test_complete_story_marks_a_passing_story_done_and_the_loop_trusts_only_that
     loop.it.event.pop("verify")
     assert not agent_tools.verified_unchanged(loop.run, loop.it)
     assert "verify" not in loop.it.event and "tree changed" in loop.it.event["complete_story"]
+
+
+def test_complete_story_runs_the_verify_command_as_the_loop_would(tmp_path, monkeypatch) -> None:
+    # not with the markers of the agent's session (a project testing its own
+    # ralph hooks would take them for the loop's iteration)
+    probe = ("import os, sys; leaked = [k for k in ('RALPH_RUN_ID', 'RALPH_ITERATION', 'RALPH_AGENT_TOOLS') if k in os.environ]; "
+             "print(leaked); sys.exit(1 if leaked else 0)")
+    loop = Iteration(tmp_path, monkeypatch, verify=f"{shlex.quote(sys.executable)} -c {shlex.quote(probe)}")
+    answer = complete_story(loop.ctx(), "US-001", "s", True)
+    assert not answer.is_error, answer.text
 
 
 def test_complete_story_refuses_a_story_that_is_not_the_current_one(tmp_path, monkeypatch) -> None:
@@ -192,7 +204,7 @@ def test_story_status_says_what_the_next_prompt_would(tmp_path, monkeypatch) -> 
 def test_outside_a_run_the_tools_say_there_is_no_current_story(tmp_path, monkeypatch, repo) -> None:
     monkeypatch.delenv("RALPH_STATE_DIR", raising=False)
     monkeypatch.delenv("RALPH_CONFIG", raising=False)
-    ctx = context.find({"CLAUDE_PROJECT_DIR": repo}, repo)
+    ctx = context.find(dict(os.environ, CLAUDE_PROJECT_DIR=repo), repo)
     for answer in (story_status(ctx), complete_story(ctx, "US-001", "s", True), report_blocked(ctx, "US-001", "r", "q"),
                    request_merge(ctx, "US-001", "s")):
         assert answer.text.startswith("There is no current story: no ralph-loop run is working on a story in "), answer.text
@@ -202,7 +214,7 @@ def test_outside_a_run_the_tools_say_there_is_no_current_story(tmp_path, monkeyp
         f.write(f"[loop]\nverify_command = {json.dumps(VERIFY)}\n\n[sandbox]\nverify = false\n")
     with open(os.path.join(repo, "test_one.py"), "w") as f:
         f.write("def test_one():\n    assert 1 == 2\n")
-    ctx = context.find({"CLAUDE_PROJECT_DIR": repo}, repo)
+    ctx = context.find(dict(os.environ, CLAUDE_PROJECT_DIR=repo), repo)
     failing = complete_story(ctx, "US-001", "s", True)
     assert failing.is_error and "Nothing was marked done" in failing.text and "test_one.py::test_one" in failing.text
     with open(os.path.join(repo, "test_one.py"), "w") as f:
@@ -221,7 +233,7 @@ def test_the_agent_command_gets_the_server_only_for_claude_in_a_build_iteration(
     assert agent_tools.with_mcp_config("cd sub && claude -p", "/x y/c.json") == "cd sub && claude '--mcp-config=/x y/c.json' -p"
     with open(config, encoding="utf-8") as f:
         server = json.load(f)["mcpServers"]["ralph"]
-    assert server["args"][-3:] == ["-m", "ralph", "mcp"] and server["alwaysLoad"] is True
+    assert server["args"] == ["-P", "-m", "ralph", "mcp"] and server["alwaysLoad"] is True
     assert server["env"]["CLAUDE_PROJECT_DIR"] == loop.root and server["timeout"] == (1800 + 120) * 1000
     env = agent_tools.environment(loop.run, loop.it, {})
     assert env == {"RALPH_AGENT_TOOLS": "1", "MCP_CONNECTION_NONBLOCKING": "0", "MCP_TIMEOUT": "120000"}
@@ -259,10 +271,10 @@ def test_the_server_lists_its_tools_with_descriptions_and_answers_with_is_error(
 
 
 def test_ralph_mcp_starts_over_stdio_and_says_how_to_install_the_sdk_when_missing(tmp_path) -> None:
-    from ralph.mcp.launch import SERVER_ENV, TOOL_NAMES, list_tools, server_command
+    from ralph.mcp.launch import TOOL_NAMES, list_tools, server_command
 
     command, args = server_command()
-    listing = list_tools(command, args, env=dict(os.environ, **SERVER_ENV), cwd=str(tmp_path))
+    listing = list_tools(command, args, cwd=str(tmp_path))
     assert listing.ok, listing.error
     assert listing.tools == list(TOOL_NAMES)
     hide_sdk = "import sys; sys.modules['mcp.server.mcpserver'] = None; from ralph.cli import main; sys.exit(main(['mcp']))"

@@ -23,7 +23,7 @@ from ralph.config.schema import ConfigError
 from ralph.config.whole_file import config_errors
 from ralph.mcp import install as mcp_install
 from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
-from ralph.mcp.launch import SERVER_ENV, TOOL_NAMES, list_tools, sdk_installed, server_command
+from ralph.mcp.launch import TOOL_NAMES, list_tools, sdk_installed, server_command
 from ralph.sandbox import probe
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root, state_dir
 
@@ -280,7 +280,7 @@ def check_agent_tools(report: Report, root: str, environ: dict) -> None:
             report.ok("agent tools", f"{detail} (optional: {MCP_INSTALL_HINT})")
         return
     command, args = server_command()
-    listing = list_tools(command, args, env=dict(environ, **SERVER_ENV), cwd=root)
+    listing = list_tools(command, args, env=environ, cwd=root)
     missing = [name for name in TOOL_NAMES if name not in listing.tools]
     if not listing.ok or missing:
         why = listing.error or f"it lists {', '.join(listing.tools) or 'no tools'}, not {', '.join(missing)}"

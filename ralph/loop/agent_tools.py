@@ -28,7 +28,7 @@ from ralph.loop.commit import roll_back
 from ralph.loop.run import Iteration, Run
 from ralph.loop.sandbox_layer import CLAUDE_WORD, runs_claude
 from ralph.mcp import records
-from ralph.mcp.launch import INSTALL_HINT, SERVER_ENV, SERVER_NAME, sdk_installed, server_command
+from ralph.mcp.launch import INSTALL_HINT, SERVER_NAME, sdk_installed, server_command
 from ralph.mcp.tree import fingerprint
 from ralph.plan import set_story_state
 from ralph.state.denials import ENV_AGENT_TOOLS, protected_dir
@@ -110,7 +110,7 @@ def write_config(run: Run, it: Iteration) -> str:
     timeout_ms = int((float(run.settings["verify_timeout_seconds"]) + TIMEOUT_MARGIN_SECONDS) * 1000)
     config = {"mcpServers": {SERVER_NAME: {
         "type": "stdio", "command": command, "args": args,
-        "env": {"CLAUDE_PROJECT_DIR": run.root, **SERVER_ENV},
+        "env": {"CLAUDE_PROJECT_DIR": run.root},
         "timeout": timeout_ms, "alwaysLoad": True,
     }}}
     path = os.path.join(protected_dir(run.state_dir), records.MCP_CONFIG_FILE)

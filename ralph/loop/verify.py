@@ -85,12 +85,12 @@ class Check:
 
 
 def run_check(command: list[str] | str, argv: list[str] | str, *, cwd: str, timeout: float, sinks: list,
-              interrupts: Interrupts) -> Check:
+              interrupts: Interrupts, env: dict[str, str] | None = None) -> Check:
     """Run the verify command (`argv`: it as it runs, under the sandbox when
     there is one) and judge it: passed only with exit 0 and no failing-test
     verdict on its output. The loop and the agent's complete_story tool
     (ralph.mcp) both judge with this."""
-    result = run_streaming(argv, cwd=cwd, stdin_data=b"", timeout=timeout, sinks=sinks, interrupts=interrupts)
+    result = run_streaming(argv, cwd=cwd, stdin_data=b"", timeout=timeout, sinks=sinks, interrupts=interrupts, env=env)
     if result.error:
         return Check(False, f"verify command could not start: {result.error}", "", {"result": "fail", "error": result.error}, False)
     text = command if isinstance(command, str) else format_command(command)

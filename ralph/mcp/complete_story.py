@@ -15,10 +15,13 @@ gate and the rollback policy read the last test run.
 """
 from __future__ import annotations
 
+import os
+
 from ralph import fastjson
 from ralph.claude.bash_results import history_path, load_history
 from ralph.config.schema import ConfigError
 from ralph.loop.proc import Interrupts, RedactedLog
+from ralph.loop.sandbox_layer import ENV_SETTINGS
 from ralph.loop.prompt import format_command
 from ralph.loop.verify import Check, run_check
 from ralph.mcp import records
@@ -28,9 +31,11 @@ from ralph.plan import PlanError, set_story_state
 from ralph.redaction import redact
 from ralph.rules.outcome import baseline
 from ralph.rules.rollback_policy import run_record
+from ralph.state.denials import ENV_AGENT_TOOLS, ENV_ITERATION, ENV_MAX_DENIALS, ENV_RUN_ID, ENV_STORY
 from ralph.state.files import append_line
 
 NAME = "complete_story"
+AGENT_SESSION_ENV = (ENV_RUN_ID, ENV_ITERATION, ENV_STORY, ENV_MAX_DENIALS, ENV_AGENT_TOOLS, ENV_SETTINGS)
 TAIL_CHARS = 3000
 SHOWN_FAILING = 10
 DESCRIPTION = (
@@ -100,10 +105,18 @@ def run_verify(ctx: ToolContext, setup: VerifySetup) -> Check:
         if log is not None:
             log.write(f"\n=== complete_story verify: {format_command(setup.command)}\n".encode())
         return run_check(setup.command, setup.argv(), cwd=ctx.root, timeout=setup.timeout,
-                         sinks=[log.write] if log is not None else [], interrupts=Interrupts())
+                         sinks=[log.write] if log is not None else [], interrupts=Interrupts(), env=verify_environment(ctx.environ))
     finally:
         if log is not None:
             log.close()
+
+
+def verify_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The server's environment without what the loop set for the agent's
+    session: the verify command runs as the loop's own would, and ralph's
+    hooks in it (a project testing its own hooks) do not take it for the
+    loop's iteration."""
+    return {k: v for k, v in environ.items() if k not in AGENT_SESSION_ENV}
 
 
 def record_test_run(ctx: ToolContext, setup: VerifySetup, check: Check) -> None:

@@ -12,7 +12,7 @@ The settings file of the same scope gets `"env": {"RALPH_AGENT_TOOLS": "1"}`,
 so the hooks know the tools are there (the guard's denials then name
 request_merge). `ralph uninstall` takes both out again; `ralph doctor`
 starts the server and lists its tools. Our entry is recognised by its
-command (`... -m ralph mcp`, or `ralph mcp`). Every write: a timestamped
+command (`<python> -P -m ralph mcp`, or `ralph mcp`). Every write: a timestamped
 backup, then temp file + rename, the file's mode kept; nothing is written on
 bad input.
 """
@@ -26,7 +26,7 @@ import shutil
 import sys
 import time
 
-from ralph.mcp.launch import SERVER_ENV, SERVER_NAME, server_command
+from ralph.mcp.launch import SERVER_NAME, server_command
 from ralph.state.denials import ENV_AGENT_TOOLS
 from ralph.state.files import atomic_write
 
@@ -49,7 +49,7 @@ def config_file(scope: str, root: str, environ: dict[str, str] | os._Environ[str
 
 def server_entry(python: str | None = None) -> dict:
     command, args = server_command(python)
-    return {"type": "stdio", "command": command, "args": args, "env": dict(SERVER_ENV), "timeout": TIMEOUT_MS}
+    return {"type": "stdio", "command": command, "args": args, "timeout": TIMEOUT_MS}
 
 
 def is_ours(entry: object) -> bool:
@@ -59,7 +59,7 @@ def is_ours(entry: object) -> bool:
     words = [str(entry.get("command") or ""), *[str(a) for a in entry.get("args") or [] if isinstance(entry.get("args"), list)]]
     if words[-1:] != ["mcp"]:
         return False
-    return words[-3:-1] == ["-m", "ralph"] or os.path.basename(words[0]) in ("ralph", "ralph.exe")
+    return words[-3:-1] == ["-m", "ralph"] or os.path.basename(words[0]) in ("ralph", "ralph.exe")  # `python [-P] -m ralph mcp`
 
 
 def read_json(path: str) -> tuple[dict, str | None]:

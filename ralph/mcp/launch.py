@@ -33,13 +33,13 @@ def sdk_installed() -> bool:
 
 def server_command(python: str | None = None) -> tuple[str, list[str]]:
     """(command, args) that start `ralph mcp` with this installation of ralph:
-    its interpreter running the package (`python -m ralph mcp`); the binary itself when frozen."""
+    its interpreter running the package (`python -P -m ralph mcp`); the binary itself when frozen."""
     if getattr(sys, "frozen", False):
         return sys.executable, ["mcp"]
-    return python or sys.executable, ["-m", "ralph", "mcp"]
-
-
-SERVER_ENV = {"PYTHONSAFEPATH": "1"}  # the project directory, where the client starts it, is not on sys.path
+    # -P: the project directory, where the client starts it, is not on sys.path
+    # (a project with its own `ralph/` would shadow the package); unlike
+    # PYTHONSAFEPATH it does not reach the verify command the server runs
+    return python or sys.executable, ["-P", "-m", "ralph", "mcp"]
 
 
 class Listing:
