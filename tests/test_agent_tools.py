@@ -113,6 +113,10 @@ def test_complete_story_marks_a_passing_story_done_and_the_loop_trusts_only_that
     loop.it.event.pop("verify")
     assert not agent_tools.verified_unchanged(loop.run, loop.it)
     assert "verify" not in loop.it.event and "tree changed" in loop.it.event["complete_story"]
+    # broken again: the next call fails, and the story is open again in the plan
+    loop.project.write("calc.py", BROKEN)
+    assert complete_story(loop.ctx(), "US-001", "again", True).is_error
+    assert loop.state() == "todo"
 
 
 def test_complete_story_runs_the_verify_command_as_the_loop_would(tmp_path, monkeypatch) -> None:

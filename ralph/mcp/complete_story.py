@@ -4,7 +4,8 @@ current story is done, and the tool checks it instead of trusting it.
 It runs the loop's verify command for the stage, under the loop's timeout
 and sandbox, judged as the loop judges it (ralph.loop.verify.run_check: exit
 0 and no failing-test verdict on the output). A failure is an error answer
-with the failing tests and the end of the output, and the story stays open.
+with the failing tests and the end of the output, and the story stays open
+(a story marked done before is opened again).
 A pass marks the story done in the plan (as the agent's own tick does), puts
 the summary in progress.md and records the tree it passed on
 (ralph.mcp.records), so the loop, which still verifies and commits after the
@@ -27,7 +28,7 @@ from ralph.loop.verify import Check, run_check
 from ralph.mcp import records
 from ralph.mcp.context import Answer, ToolContext, VerifySetup
 from ralph.mcp.tree import fingerprint
-from ralph.plan import PlanError, set_story_state
+from ralph.plan import PlanError, set_story_state, story_state
 from ralph.redaction import redact
 from ralph.rules.outcome import baseline
 from ralph.rules.rollback_policy import run_record
@@ -72,8 +73,21 @@ def complete_story(ctx: ToolContext, story_id: str, summary: str, tests_passed: 
     check = run_verify(ctx, setup)
     record_test_run(ctx, setup, check)
     if not check.passed:
+        reopen(ctx)
         return failed(ctx, setup, check)
     return mark_done(ctx, summary, tests_passed, check, f"{describe(setup, check)} passed.")
+
+
+def reopen(ctx: ToolContext) -> None:
+    """A story an earlier call (or the agent) marked done is open again: the
+    plan says what the answer says, and the loop does not commit it as done."""
+    run = ctx.run
+    assert run is not None
+    try:
+        if story_state(ctx.plan_path, run.story_id) == "done":
+            set_story_state(ctx.plan_path, run.story_id, "todo")
+    except (OSError, PlanError):
+        pass  # the answer still says the story is not done
 
 
 def outside_a_run(ctx: ToolContext) -> Answer:
