@@ -18,7 +18,9 @@ def main(argv: list[str]) -> int:
     )
     parser.parse_args(argv)
     if server.SDK_MISSING:
-        sys.stderr.write(f"ralph mcp: the MCP SDK is not installed ({server.SDK_MISSING}).\nInstall it: {server.INSTALL_HINT}\n")
+        where = ("the single binary leaves it out; use ralph-hooks installed with pip" if getattr(sys, "frozen", False)
+                 else server.SDK_MISSING)
+        sys.stderr.write(f"ralph mcp: the MCP SDK is not installed ({where}).\nInstall it: {server.INSTALL_HINT}\n")
         return 1
     server.serve()
     return 0
