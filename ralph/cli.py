@@ -24,6 +24,7 @@ COMMANDS = {
     "sandbox": "ralph.commands.sandbox",
     "init": "ralph.commands.init",
     "hooks": "ralph.commands.hooks",
+    "mcp": "ralph.commands.mcp",
 }
 
 USAGE = """\
@@ -52,6 +53,8 @@ other commands:
   init                scaffold .ralph/ (plan, prompt, hooks) and a commented ralph.toml
   hooks list          ralph-loop's lifecycle hooks per point, with source and state
   hooks test POINT    fire one hook point with sample context and show what ran
+  mcp                 serve the agent's tools to Claude Code over stdio (complete_story, report_blocked,
+                      request_merge, story_status); needs ralph-hooks[mcp]
   version             print the version
 """
 

@@ -26,7 +26,7 @@ def judge(call: HookCall, command: str, config_path: str | None) -> Outcome:
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         call.log_extra["rule_id"] = verdict.rule_id
-        outcome = deny(verdict.reason)
+        outcome = deny(f"{verdict.reason} {denials.REQUEST_MERGE_HINT}" if denials.tools_active(call.environ) else verdict.reason)
         if call.environ.get(denials.ENV_RUN_ID):
             record_denial(call, command, verdict.reason, outcome)
         return outcome

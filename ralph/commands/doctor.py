@@ -21,6 +21,9 @@ from ralph.commands import install as settings
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
 from ralph.config.whole_file import config_errors
+from ralph.mcp import install as mcp_install
+from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
+from ralph.mcp.launch import TOOL_NAMES, list_tools, sdk_installed, server_command
 from ralph.sandbox import probe
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root, state_dir
 
@@ -265,6 +268,29 @@ def claude_version(environ: dict) -> str | None:
     return (done.stdout.strip() or done.stderr.strip())[:100] or None
 
 
+def check_agent_tools(report: Report, root: str, environ: dict) -> None:
+    """`ralph mcp`: where it is registered for interactive sessions, and one
+    real start of it that lists its tools (the SDK is an optional extra)."""
+    where = [f"{scope} ({path})" for scope, path, _ in mcp_install.registered(root, environ)]
+    if not sdk_installed():
+        detail = "the MCP SDK is not installed: ralph-loop's agent gets no tools and finishes stories by ticking the plan"
+        if where:
+            report.fail("agent tools", f"{detail}, yet `ralph mcp` is registered in {', '.join(where)}", MCP_INSTALL_HINT)
+        else:
+            report.ok("agent tools", f"{detail} (optional: {MCP_INSTALL_HINT})")
+        return
+    command, args = server_command()
+    listing = list_tools(command, args, env=environ, cwd=root)
+    missing = [name for name in TOOL_NAMES if name not in listing.tools]
+    if not listing.ok or missing:
+        why = listing.error or f"it lists {', '.join(listing.tools) or 'no tools'}, not {', '.join(missing)}"
+        report.fail("agent tools", f"`{command} {' '.join(args)}` did not answer as it should: {why}",
+                    f"reinstall ralph-hooks with its extra: {MCP_INSTALL_HINT}")
+        return
+    registered = f"registered in {', '.join(where)}" if where else "not registered for interactive sessions (`ralph install --mcp`)"
+    report.ok("agent tools", f"`ralph mcp` starts and lists {', '.join(listing.tools)} ({listing.seconds:.1f}s); {registered}")
+
+
 # ---- the command -----------------------------------------------------------------------
 
 
@@ -282,6 +308,8 @@ def run(root: str, plugin: str | None, environ: dict, round_trips: bool = True) 
     check_config(report, root, environ)
     check_state_dir(report, root)
     check_sandbox(report, root, environ)
+    if round_trips:
+        check_agent_tools(report, root, environ)
     return report, latencies
 
 

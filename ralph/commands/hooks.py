@@ -116,6 +116,9 @@ def sample_context(root: str, config: str | None, point: str, iteration: int, st
     }
     if point == "on_error":
         context["error"] = "sample error: verify exited with code 1"
+    if point == "story_blocked":
+        context.update(reason="sample reason: the plan does not say which rounding rule applies",
+                       question="sample question: round half up or half to even?")
     if point == "session_end":
         context.update(finish_type=finish_type, finish_message="(ralph hooks test)", total_iterations=iteration,
                        total_commits=0, duration=60)

@@ -34,6 +34,9 @@ from ralph import __version__
 from ralph.claude.protocol import CLIENT_EVENTS, HOOK_ENTRIES, NO_MATCHER_EVENTS, SUBCOMMANDS
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
+from ralph.mcp import install as mcp_install
+from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
+from ralph.mcp.launch import sdk_installed
 from ralph.sandbox import merge_settings, probe, settings_layer
 from ralph.state.files import atomic_write
 from ralph.state.locations import config_path, ensure_state_gitignore, project_root
@@ -422,12 +425,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin", metavar="DIR", help="write a Claude Code plugin to DIR instead (load it with claude --plugin-dir DIR)")
     parser.add_argument("--sandbox", action="store_true",
                         help="also merge the Bash sandbox settings ralph wants for this project (with --project or --local; needs bubblewrap and socat)")
+    parser.add_argument("--mcp", action="store_true",
+                        help="also register `ralph mcp`, the agent's tools, in Claude Code's MCP servers of that scope (needs ralph-hooks[mcp])")
     args = parser.parse_args(argv)
     if args.sandbox and not (args.project or args.local):
         parser.error("--sandbox writes paths of this project: use it with --project or --local")
     program = entry_point(args.binary)
     if not os.path.isfile(program) or not os.access(program, os.X_OK):
         sys.stderr.write(f"ralph install: {program} is not an executable file; give the ralph to run with --binary PATH\n")
+        return 2
+    if args.mcp and (args.plugin or not sdk_installed()):
+        sys.stderr.write("ralph install: --mcp " + ("registers a server in a settings scope, not in a plugin" if args.plugin else
+                         f"needs the MCP SDK, which is not installed here: {MCP_INSTALL_HINT}") + "; nothing was written\n")
         return 2
     if args.plugin:
         return write_plugin(args.plugin, program, args.dry_run)
@@ -446,6 +455,8 @@ def main(argv: list[str]) -> int:
         if layer is None:
             return 1
         wanted = merge_settings(wanted, layer)
+    if args.mcp:
+        wanted = mcp_install.with_tools_env(wanted)
     new = render(wanted)
     status = 0
     if old is not None and (new == old or wanted == data):
@@ -469,6 +480,8 @@ def main(argv: list[str]) -> int:
         ensure_state_gitignore(state)
         print(f"wrote {state}/.gitignore (keeps hook logs and session state out of `git add -A`)")
     status = max(status, handle_ignored(root, args))
+    if args.mcp:
+        status = max(status, mcp_install.install(scope, root, python_of(program), os.environ, args.dry_run))
     ignored = {p for _, p, read in settings_files(root) if not read}
     for label, other, read in settings_files(root):
         if not read or other == path or other in ignored:
@@ -533,20 +546,23 @@ def handle_ignored(root: str, args: argparse.Namespace) -> int:
 
 
 def uninstall_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ralph uninstall", description="Remove exactly ralph's hook entries from a settings file; nothing else.")
+    parser = argparse.ArgumentParser(prog="ralph uninstall", description="Remove exactly ralph's hook entries from a settings file (and `ralph mcp` from "
+                                     "that scope's MCP servers); nothing else.")
     add_scope_flags(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     args = parser.parse_args(argv)
-    path = settings_path(scope_of(args), project_root(os.getcwd()))
+    root = project_root(os.getcwd())
+    path = settings_path(scope_of(args), root)
     try:
         data, old = read_settings(path)
     except SettingsError as e:
         sys.stderr.write(f"ralph uninstall: {e}\n")
         return 1
-    if not our_entries(data):
+    tools = mcp_install.uninstall(scope_of(args), root, os.environ, args.dry_run)  # `ralph mcp`, if registered
+    if not our_entries(data) and mcp_install.without_tools_env(data) == data:
         print(f"no ralph hooks in {path}; nothing changed")
-        return 0
-    new = render(without_ours(data))
+        return tools
+    new = render(mcp_install.without_tools_env(without_ours(data)))
     sys.stdout.write(diff(path, old, new))
     if args.dry_run:
         print(f"(dry run: {path} not written)")
@@ -557,7 +573,7 @@ def uninstall_main(argv: list[str]) -> int:
         sys.stderr.write(f"ralph uninstall: cannot write {path}: {e.strerror or e}; nothing was changed\n")
         return 1
     print(f"removed ralph hooks from {path}; backup: {backup}")
-    return 0
+    return tools
 
 
 # ---- the plugin ---------------------------------------------------------------------------

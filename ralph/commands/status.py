@@ -21,6 +21,7 @@ from ralph.loop import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
 from ralph.loop.settings import resolve
+from ralph.mcp.records import merge_requests
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
@@ -70,6 +71,8 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     report["iterations"] = [e for e in events if e.get("event") == "iteration"][-recent:] if recent > 0 else []
     report["rollbacks"] = rollbacks(root, report["problems"])
     report["denials"] = denials(state_dir, (run or {}).get("run_id"))
+    run_id = (run or {}).get("run_id")
+    report["merge_requests"] = merge_requests(state_dir, run_id) if isinstance(run_id, str) else []
     report["waiting"] = waiting_gate(state_dir)
     report["children"] = children(state_dir)
     return report
@@ -165,6 +168,10 @@ def render(report: dict) -> str:
         lines.append(f"guard denials in run {guard['run_id']}: " + "; ".join(parts))
         for entry in guard["recent"]:
             lines.append(f"  #{entry['iteration']} {entry['story'] or '-'}: `{str(entry['command'])[:100]}`: {str(entry['reason'])[:120]}")
+    if report.get("merge_requests"):
+        lines.append(f"merge requests (request_merge) in run {run.get('run_id') if run else '?'}, for the hand-off:")
+        for request in report["merge_requests"]:
+            lines.append(f"  #{request.get('iteration')} {request.get('story') or '-'} at {request.get('at')}: {str(request.get('summary'))[:160]}")
     for problem in report["problems"]:
         lines.append(f"problem: {problem}")
     return "\n".join(lines) + "\n"

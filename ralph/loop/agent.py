@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from ralph.loop import guarding
+from ralph.loop import agent_tools, guarding
 from ralph.loop.proc import ProcessResult, run_streaming
 from ralph.loop.run import Iteration, Run
 from ralph.state.denials import ENV_MAX_DENIALS, ENV_STORY
@@ -33,7 +33,8 @@ def run_agent(run: Run, it: Iteration, prompt: str) -> AgentRun:
     """Start the guard's comparison point, then the agent; its exit, time and
     timeout go into the iteration's event."""
     guarding.start(run)
-    process = run_streaming(run.sandbox.agent_command(it.stage), cwd=run.root, stdin_data=prompt.encode("utf-8"),
+    command = agent_tools.agent_command(run, it, run.sandbox.agent_command(it.stage))
+    process = run_streaming(command, cwd=run.root, stdin_data=prompt.encode("utf-8"),
                             timeout=it.stage.timeout_seconds, sinks=[it.log.write, run.display.output],
                             interrupts=run.interrupts, env=agent_env(run, it))
     agent = AgentRun(process)
@@ -51,4 +52,5 @@ def agent_env(run: Run, it: Iteration) -> dict[str, str]:
     env["RALPH_ITERATION"] = str(run.iteration)
     env[ENV_MAX_DENIALS] = str(run.settings["max_guard_denials"])
     env[ENV_STORY] = it.story.id if it.story is not None else ""
+    agent_tools.environment(run, it, env)
     return run.sandbox.environment(env)

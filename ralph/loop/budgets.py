@@ -4,8 +4,7 @@ verified done is marked blocked; the run skips it, or stops
 (`on_story_exhausted = "stop"`)."""
 from __future__ import annotations
 
-from ralph.loop import records
-from ralph.loop.clock import utc_now
+from ralph.loop import hook_calls
 from ralph.loop.display import format_duration
 from ralph.loop.run import Finish, Run
 from ralph.plan import Story, set_story_state
@@ -26,10 +25,8 @@ def exhausted(run: Run, story: Story) -> bool:
     set_story_state(run.plan_path, story.id, "blocked")
     summary = f"{story.id} {why} without being verified done; marked blocked ([!]) in {run.plan_rel}"
     run.fail(story.id, "budget", summary)
-    records.append_event(run.state_dir, {
-        "event": "story_blocked", "run_id": run.run_id, "story": story.id, "at": utc_now(),
-        "iterations": budget.iterations, "seconds": round(budget.seconds, 1), "reason": why,
-    })
+    hook_calls.story_blocked(run, story.id, story.title, why, "budget", iterations=budget.iterations,
+                             seconds=round(budget.seconds, 1))
     run.display.message(summary)
     run.no_progress = 0
     if run.settings["on_story_exhausted"] == "stop":

@@ -22,8 +22,7 @@ import shutil
 import subprocess
 import time
 
-from ralph.loop import records
-from ralph.loop.clock import utc_now
+from ralph.loop import hook_calls
 from ralph.loop.commit import roll_back
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import set_story_state
@@ -319,10 +318,7 @@ def count_stuck(run: Run, story_id: str, result: str) -> None:
     summary = (f"{story_id} was ended by the push/merge guard in {count} iterations ({len(denials)} denied commands); "
                f"marked blocked ([!]) in {run.plan_rel}: it looks stuck on a push or merge only a person should make")
     run.fail(story_id, "guard_blocked", summary, denial_summary(denials))
-    records.append_event(run.state_dir, {
-        "event": "story_blocked", "run_id": run.run_id, "story": story_id, "at": utc_now(),
-        "reason": "guard_denials", "iterations": count, "denials": len(denials),
-    })
+    hook_calls.story_blocked(run, story_id, "", "guard_denials", "guard", iterations=count, denials=len(denials))
     run.display.message(summary)
     if run.settings["on_story_exhausted"] == "stop":
         raise Finish("blocked", summary)

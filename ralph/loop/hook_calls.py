@@ -75,6 +75,17 @@ def after_iteration(run: Run, it: Iteration, result: str) -> None:
     fire(run, "post_iteration", story=it.story, changed_files=changed)
 
 
+def story_blocked(run: Run, story_id: str, title: str, reason: str, by: str, question: str = "", **detail: object) -> None:
+    """A story was marked blocked ([!]) by its budget, the guard or the agent:
+    its events.jsonl line, then the story_blocked point (a webhook can page someone)."""
+    event: dict = {"event": "story_blocked", "run_id": run.run_id, "story": story_id, "at": utc_now(), "reason": reason, "by": by}
+    if question:
+        event["question"] = question
+    event.update(detail)
+    records.append_event(run.state_dir, event)
+    fire(run, "story_blocked", story_id=story_id, story_title=title, reason=reason, question=question)
+
+
 def session_end(run: Run, finish: Finish, elapsed: float) -> None:
     """session_end always runs (its failures change nothing); then the
     fire-and-forget hooks are stopped and leftover hook output is shown."""

@@ -6,14 +6,17 @@ guard's record, the verify command and git decide whether it is.
 
 judge: the agent could not start; the guard failed the iteration (git
 hooks/config changed, a merge or foreign commits, too many denials); the run
-is being stopped; the story is not marked done (timeout, agent exit, blocked
-by the agent, incomplete); verify failed (rolled back); else it is committed.
+is being stopped; the story is left blocked by the agent (report_blocked:
+its work saved and reset, the story_blocked point fired); the story is not
+marked done (timeout, agent exit, incomplete); verify failed (rolled back,
+not run again when complete_story passed on the very same tree); else it is
+committed.
 """
 from __future__ import annotations
 
 import time
 
-from ralph.loop import guarding, hook_calls, prepare, records, verify
+from ralph.loop import agent_tools, guarding, hook_calls, prepare, records, verify
 from ralph.loop.agent import AgentRun, run_agent
 from ralph.loop.clock import utc_now
 from ralph.loop.commit import commit_story
@@ -58,10 +61,10 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
         return "interrupted"
     if state != "done":
         return not_done(run, it, agent, state)
-    # the agent says done: the verify command has the last word
+    # the agent says done: the verify command has the last word (complete_story's pass counts while the tree is the same)
     if it.stage.verify_command is None:
         it.event["verify"] = {"result": "skipped"}
-    else:
+    elif not agent_tools.verified_unchanged(run, it):
         failed = verify.verify_story(run, it)
         if failed:
             return failed
@@ -75,6 +78,9 @@ def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str
     """The agent ended without marking its story done: why, as a result."""
     story = it.story
     assert story is not None
+    if state == "blocked":  # report_blocked, or [!] by hand: saved, reset, and the run moves on
+        agent_tools.story_blocked(run, it)
+        return "blocked_by_agent"
     tail = agent.output[-3000:]
     if agent.timed_out:
         run.fail(story.id, "timeout", f"the agent was stopped after {it.stage.timeout_seconds:g}s without finishing {story.id}", tail)
@@ -82,8 +88,6 @@ def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str
     if agent.exit_code != 0:
         run.fail(story.id, "agent_exit", f"the agent exited with code {agent.exit_code} without finishing {story.id}", tail)
         return "agent_failed"
-    if state == "blocked":
-        return "blocked_by_agent"
     if not stop_hook_recorded(run, story.id):
         run.fail(story.id, "incomplete", f"the agent ended without marking {story.id} done in {run.plan_rel}", tail)
     return "incomplete"

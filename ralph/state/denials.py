@@ -17,6 +17,15 @@ ENV_RUN_ID = "RALPH_RUN_ID"
 ENV_ITERATION = "RALPH_ITERATION"
 ENV_MAX_DENIALS = "RALPH_MAX_DENIALS"
 ENV_STORY = "RALPH_STORY"
+# "1" when the agent has the tools of `ralph mcp` (set by the loop, and by the
+# settings `ralph install --mcp` writes): a denial then names request_merge
+ENV_AGENT_TOOLS = "RALPH_AGENT_TOOLS"
+REQUEST_MERGE_HINT = ("Instead of pushing or merging, call the mcp__ralph__request_merge tool: it records the request "
+                      "for the person (and the loop's end-of-run hand-off) and pushes nothing.")
+
+
+def tools_active(environ: dict[str, str]) -> bool:
+    return environ.get(ENV_AGENT_TOOLS) == "1"
 
 
 def protected_dir(state_dir: str) -> str:

@@ -6,14 +6,20 @@ client retries with stop_hook_active (it already showed our reason), the stop
 is allowed, the rollback policy's at-stop rule applies (see
 ralph/rules/rollback_policy.py), and the story is recorded as incomplete for
 the loop, so a stuck agent cannot spin until the client's block cap.
+
+A story completed with the complete_story tool is marked done and its verify
+run is the last test run, so the gate lets it stop; a story handed to a
+person with report_blocked (marked blocked, the call recorded) stops at once.
 """
 import os
 
 from ralph.claude.bash_results import DEFAULT_PLAN_FILES, history_path, load_history, plan_file, rollback_at_stop
 from ralph.claude.protocol import HookCall, Outcome, allow, block
+from ralph.mcp.records import BLOCKED, last_call
 from ralph.plan import story_state
 from ralph.rules.outcome.baseline import counts_as_failure
 from ralph.rules.rollback_policy import last_run
+from ralph.state.denials import tools_active
 from ralph.state.failures import record_failure
 from ralph.state.run_state import load_active_run
 
@@ -22,6 +28,8 @@ def missing_for(call: HookCall, run: object) -> list[str]:
     path = plan_file(call.root, run.source)
     shown = os.path.relpath(path, call.root) if path else (run.source or DEFAULT_PLAN_FILES[0])
     state = story_state(path, run.story_id) if path else None
+    if state == "blocked" and last_call(call.state_dir, run.run_id, run.iteration, run.story_id, BLOCKED) is not None:
+        return []  # handed to a person with report_blocked: the loop moves on
     missing = []
     if state is None:
         missing.append(f"{run.story_id} is not found in {shown}")
@@ -65,4 +73,7 @@ def handle(call: HookCall) -> Outcome:
         "(`- [x] ...` in plan.md, or \"passes\": true in prd.json) before you stop. "
         "If something blocks you, say what it is and stop again."
     )
+    if tools_active(call.environ):
+        reason += (" With the ralph tools: mcp__ralph__complete_story finishes the story (it runs the verify command "
+                   "and marks it done), mcp__ralph__report_blocked hands it to a person when only they can unblock it.")
     return block("Stop", reason)

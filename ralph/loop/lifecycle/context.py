@@ -29,6 +29,8 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "commits_made": ("RALPH_COMMITS_MADE", "stories committed so far in this run"),
     "changed_files": ("RALPH_CHANGED_FILES", "files changed by the last iteration, one per line"),
     "error": ("RALPH_ERROR", "on_error: what went wrong"),
+    "reason": ("RALPH_REASON", "story_blocked: why the story is blocked"),
+    "question": ("RALPH_QUESTION", "story_blocked: the agent's question for a person (empty unless it used report_blocked)"),
     "finish_type": ("RALPH_FINISH_TYPE", "session_end: complete, error, max_iterations, blocked, no_changes, hook_abort, manual"),
     "finish_message": ("RALPH_FINISH_MESSAGE", "session_end: the finish message"),
     "total_iterations": ("RALPH_TOTAL_ITERATIONS", "session_end: iterations run"),
