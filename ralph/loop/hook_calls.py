@@ -75,6 +75,11 @@ def after_iteration(run: Run, it: Iteration, result: str) -> None:
     fire(run, "post_iteration", story=it.story, changed_files=changed)
 
 
+def usage_limit(run: Run, reset_at: str, wait_seconds: float, reason: str) -> None:
+    """The run waits for a usage limit (ralph.loop.waits): when it resets, how long, what the client said."""
+    fire(run, "usage_limit", reset_at=reset_at, wait_seconds=wait_seconds, reason=reason)
+
+
 def session_end(run: Run, finish: Finish, elapsed: float) -> None:
     """session_end always runs (its failures change nothing); then the
     fire-and-forget hooks are stopped and leftover hook output is shown."""

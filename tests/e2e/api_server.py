@@ -23,6 +23,10 @@ A turn is a dict:
     {"error": {"status": 500, "type": "api_error", "message": "..."}}
                                                     an HTTP error (the client's retry is the next request)
     any turn may add "delay": seconds               wait before answering
+    {"disconnect": true}                            close the connection without an answer
+                                                    (a network error as the client sees it)
+    any turn may add "headers": {name: value}       extra response headers (rate-limit headers
+                                                    such as anthropic-ratelimit-unified-reset, retry-after)
 This module imports nothing from the package so it also runs as a script.
 """
 from __future__ import annotations
@@ -330,6 +334,7 @@ class ScriptedServer:
         wants_stream = isinstance(body, dict) and bool(body.get("stream"))
         model = body.get("model", DEFAULT_MODEL) if isinstance(body, dict) else DEFAULT_MODEL
         status, ctype, payload = 200, "application/json", b"{}"
+        extra_headers: dict = {}
         if kind == "main":
             turn, conversation, index = self.script.next_turn(record["session"])
             record["turn"], record["conversation"] = index, conversation
@@ -338,7 +343,10 @@ class ScriptedServer:
                 turn = {"text": EXHAUSTED_TEXT}
             if turn.get("delay"):
                 time.sleep(float(turn["delay"]))
-            if turn.get("error"):
+            extra_headers = {str(k): str(v) for k, v in (turn.get("headers") or {}).items()}
+            if turn.get("disconnect"):
+                status, ctype, payload = 0, "", b""
+            elif turn.get("error"):
                 status, ctype, payload = _error_response(turn["error"])
             else:
                 blocks, stop_reason = _blocks_for_turn(turn, index)
@@ -358,7 +366,7 @@ class ScriptedServer:
         if kind in ("unknown", "other"):
             self.log(f"unscripted request {method} {path} -> {status}")
         self.save()
-        return status, ctype, payload
+        return status, ctype, payload, extra_headers
 
     @staticmethod
     def _message(blocks: list[dict], stop_reason: str, model: str, stream: bool, message_id: str) -> tuple[int, str, bytes]:
@@ -397,9 +405,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         raw = self._read_body() if self.command not in ("GET", "HEAD", "OPTIONS") else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, ctype, payload = self.owner.answer(self.command, self.path, headers, raw)
+        status, ctype, payload, extra_headers = self.owner.answer(self.command, self.path, headers, raw)
+        if status == 0:  # a scripted disconnect: no status line, the socket just closes
+            self.close_connection = True
+            return
         self.send_response(status)
         self.send_header("content-type", ctype)
+        for name, value in extra_headers.items():
+            self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))
         self.send_header("request-id", "req_e2e")
         if ctype == "text/event-stream":
