@@ -50,29 +50,17 @@ FIXTURES = REPO / "tests" / "fixtures" / "stream"
 sys.path.insert(0, str(REPO))
 
 from tests.e2e import harness  # noqa: E402 - the e2e harness, from the checkout
-from tests.e2e.api_server import bash, edit, read, text, write  # noqa: E402
+from tests.e2e.api_server import bash, disconnect, edit, overloaded, rate_limited, read, text, unified_headers, write  # noqa: E402
 
 STREAM_FLAGS = ("--output-format", "stream-json", "--verbose")
 AGENT_FLAGS = ("-p", "--dangerously-skip-permissions")
 PROMPT = "Do the task: add notes.txt and update README.md."
 CLIENT_PLACEHOLDER = "/home/dev/app"
-RATE_MESSAGE = "This request would exceed your account's rate limit. Please try again later."
+HOUR = 3600
 
 
-def unified_headers(status: str, reset_in: int, claim: str = "five_hour") -> dict:
-    """The rate-limit headers a subscription account's responses carry."""
-    return {
-        "anthropic-ratelimit-unified-status": status,
-        "anthropic-ratelimit-unified-reset": str(int(time.time()) + reset_in),
-        "anthropic-ratelimit-unified-representative-claim": claim,
-    }
-
-
-def rate_limited(headers: dict | None = None) -> dict:
-    turn: dict = {"error": {"status": 429, "type": "rate_limit_error", "message": RATE_MESSAGE}}
-    if headers:
-        turn["headers"] = headers
-    return turn
+def in_seconds(seconds: int) -> float:
+    return time.time() + seconds
 
 
 def work_turns(repo: str) -> list[dict]:
@@ -99,7 +87,6 @@ def once(*turns: dict):
     return lambda repo: list(turns)
 
 
-OVERLOADED = {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}
 NO_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "0"}  # the client's own retries off: it gives up at the first error
 
 SCENARIOS: dict[str, dict] = {
@@ -112,27 +99,27 @@ SCENARIOS: dict[str, dict] = {
     "api_key_429_retried": scenario("an API key account refused with 429 once without headers: the client retries by itself",
                                     once(rate_limited(), text("Done after a retry."))),
     "api_key_429_headers": scenario("an API key account refused with 429 with retry-after and the unified reset headers",
-                                    once(rate_limited({"retry-after": "120", **unified_headers("rejected", 3600)}), text("never reached"))),
+                                    once(rate_limited(in_seconds(HOUR), retry_after=120), text("never reached"))),
     "subscription_429_reset": scenario("a subscription login refused with 429 and the unified reset headers (a usage limit)",
-                                       once(rate_limited({"retry-after": "3600", **unified_headers("rejected", 3600)}), text("never reached")),
+                                       once(rate_limited(in_seconds(HOUR), retry_after=HOUR), text("never reached")),
                                        auth="subscription"),
     "subscription_429_no_reset": scenario("a subscription login refused with 429 without rate-limit headers, the client's retries off",
                                           once(rate_limited(), text("never reached")), auth="subscription", env=NO_RETRIES),
     "subscription_warning": scenario("a subscription login answered normally with an allowed_warning rate-limit status",
-                                     once({"text": "All done.", "headers": unified_headers("allowed_warning", 7200)}), auth="subscription"),
-    "overloaded_retried": scenario("529 once, then a normal answer: the client retries by itself", once(OVERLOADED, text("Done after a retry."))),
-    "overloaded_529": scenario("529 with the client's own retries off", once(OVERLOADED, text("never reached")), env=NO_RETRIES),
+                                     once({"text": "All done.", "headers": unified_headers("allowed_warning", in_seconds(2 * HOUR))}), auth="subscription"),
+    "overloaded_retried": scenario("529 once, then a normal answer: the client retries by itself", once(overloaded(), text("Done after a retry."))),
+    "overloaded_529": scenario("529 with the client's own retries off", once(overloaded(), text("never reached")), env=NO_RETRIES),
     "server_500": scenario("500 with the client's own retries off", once(
         {"error": {"status": 500, "type": "api_error", "message": "Internal server error"}}, text("never reached")), env=NO_RETRIES),
     "connection_reset": scenario("the connection closed without an answer, the client's own retries off",
-                                 once({"disconnect": True}, text("never reached")), env=NO_RETRIES),
+                                 once(disconnect(), text("never reached")), env=NO_RETRIES),
     "max_budget": scenario("--max-budget-usd smaller than the run's cost: the client stops after a turn", work_turns,
                            args=("--max-budget-usd", "0.0005")),
     "text_429": scenario("plain text output (no --output-format): 429 on an API key", once(rate_limited(), text("never reached")),
                          env=NO_RETRIES, output=()),
-    "text_529": scenario("plain text output (no --output-format): 529", once(OVERLOADED, text("never reached")), env=NO_RETRIES, output=()),
+    "text_529": scenario("plain text output (no --output-format): 529", once(overloaded(), text("never reached")), env=NO_RETRIES, output=()),
     "text_usage_limit": scenario("plain text output (no --output-format): a subscription's usage limit", once(
-        rate_limited({"retry-after": "3600", **unified_headers("rejected", 3600)}), text("never reached")), auth="subscription", output=()),
+        rate_limited(in_seconds(HOUR), retry_after=HOUR), text("never reached")), auth="subscription", output=()),
 }
 
 
@@ -144,11 +131,8 @@ def capture(name: str, binary: str) -> dict:
     turns = turns_for(str(repo))
     run_dir = tmp / "run"
     (run_dir / "home" / ".claude").mkdir(parents=True)
-    env = harness.client_env(run_dir / "home", None, binary)
-    if auth == "subscription":  # a claude.ai login: the unified rate-limit headers are read only then
-        env.pop("ANTHROPIC_API_KEY", None)
-        env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-e2e-dummy-token-not-a-secret"
-    env.update(env_extra)
+    # a claude.ai login ("subscription"): the client reads the unified rate-limit headers only then
+    env = harness.client_env(run_dir / "home", env_extra, binary, login=auth)
     prompt_file = run_dir / "prompt.txt"
     prompt_file.write_text(PROMPT, encoding="utf-8")
     # the prompt on stdin, as ralph-loop gives it

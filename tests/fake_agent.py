@@ -31,8 +31,10 @@ Steps (objects with one main key):
                                                 blocks, run the steps, then stop again with
                                                 stop_hook_active=true (as Claude Code does)
 
-Every invocation saves its prompt as prompt-<n>.txt and the hook outputs it
-saw as hooks-<n>.jsonl beside the script. With "hooks": "prompt" it sends the
+Every invocation saves its prompt as prompt-<n>.txt, its arguments as
+argv-<n>.json and the hook outputs it saw as hooks-<n>.jsonl beside the
+script (started as `claude` by tests/loop_support.claude_stand_in, it sees
+the flags the loop adds for Claude Code). With "hooks": "prompt" it sends the
 prompt through `ralph prompt` first; "bash" sends each `run` through
 `ralph pre-tool` and `ralph post-tool` / `ralph post-tool-failure`.
 """
@@ -99,6 +101,8 @@ class Agent:
     def run(self, prompt: str) -> int:
         with open(os.path.join(self.base, f"prompt-{self.number}.txt"), "w", encoding="utf-8") as f:
             f.write(prompt)
+        with open(os.path.join(self.base, f"argv-{self.number}.json"), "w", encoding="utf-8") as f:
+            json.dump(sys.argv[1:], f)
         print(f"fake agent #{self.number} pid {os.getpid()} in {self.cwd}", flush=True)
         if "prompt" in self.hooks:
             self.hook("prompt", self.payload("UserPromptSubmit", prompt=prompt, source="sdk"))

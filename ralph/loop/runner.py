@@ -96,6 +96,7 @@ def run_build_stage(run: Run) -> None:
             continue
         if build_iteration(run, story):  # a retry after a usage limit, transient error or hang does not count
             stage_iterations += 1
+        budgets.check_run(run)  # a spent budget is the finish, not "no progress"
         limit = run.settings["no_progress_limit"]
         if limit and run.no_progress >= limit:
             raise Finish("no_changes", f"no progress in {run.no_progress} iteration(s) in a row (no commit, no story state change); last story: {story.id}")

@@ -35,7 +35,9 @@ def iteration_usage(stream: AgentStream) -> dict:
     """The iteration event's `usage`: the result line's figures; without one
     (the agent was killed, or crashed), what the stream showed so far."""
     result = stream.result or {}
-    tokens = result.get("usage") if isinstance(result.get("usage"), dict) else None
+    tokens = model_tokens(result.get("modelUsage"))
+    if tokens is None and isinstance(result.get("usage"), dict):
+        tokens = result["usage"]
     usage: dict = {key: None for key in FIELDS}
     if tokens is not None:
         for key in TOKEN_FIELDS:
@@ -54,6 +56,25 @@ def iteration_usage(stream: AgentStream) -> dict:
     usage["api_error_status"] = _int(result.get("api_error_status")) or _int(error.get("api_error_status"))
     usage["api_error_type"] = _text(result.get("api_error_type")) or _text(error.get("api_error_type"))
     return usage
+
+
+# modelUsage's names for the token fields
+MODEL_TOKEN_FIELDS = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
+                      "cache_read_input_tokens": "cacheReadInputTokens", "cache_creation_input_tokens": "cacheCreationInputTokens"}
+
+
+def model_tokens(model_usage: object) -> dict | None:
+    """The tokens of every model the run used (the result's `modelUsage`, the
+    figures its cost comes from; its `usage` can be zero when the client
+    stopped at --max-budget-usd). None when it names no model."""
+    if not isinstance(model_usage, dict) or not model_usage:
+        return None
+    totals = dict.fromkeys(MODEL_TOKEN_FIELDS, 0)
+    for figures in model_usage.values():
+        if isinstance(figures, dict):
+            for key, name in MODEL_TOKEN_FIELDS.items():
+                totals[key] += _int(figures.get(name)) or 0
+    return totals
 
 
 def main_model(model_usage: object) -> str | None:
@@ -150,8 +171,8 @@ def format_cost(cost: float | None) -> str:
 
 def brief(usage: dict | None) -> str:
     """`6 turns · 1.2k tokens · $0.0048` for the iteration's line; "" without usage."""
-    if not usage:
-        return ""
+    if not usage or usage.get("cost_usd") is None and not usage.get("turns"):
+        return ""  # the client said nothing (it did not start, or was killed at once)
     tokens = sum(usage.get(key) or 0 for key in TOKEN_FIELDS)
     parts = []
     if usage.get("turns"):

@@ -161,13 +161,12 @@ def wait(run: Run, it: Iteration, retry: Retry) -> None:
 
 def announcement(run: Run, it: Iteration, retry: Retry, now: float) -> str:
     story = it.story_id
-    detail = f": {retry.detail}" if retry.detail else ""
+    detail = f": {retry.detail.rstrip('.')}" if retry.detail else ""
     if retry.kind == HUNG:
         return (f"the agent printed nothing for {run.settings['idle_timeout_seconds']:g}s: its process group was ended; "
                 f"{story} again at once (not counted)")
     label = "usage limit" if retry.kind == USAGE_LIMIT else f"transient API error, retry {retry.attempt}/{run.settings['max_transient_retries']}"
-    resets = f", which resets at {local_time(retry.reset_at, now)}" if retry.reset_at is not None else ""
-    return (f"{label}{detail}; waiting {format_duration(retry.seconds)}{resets} (until {local_time(now + retry.seconds, now)}), "
+    return (f"{label}{detail}; waiting {format_duration(retry.seconds)} until {local_time(now + retry.seconds, now)}, "
             f"then {story} again (not counted)")
 
 

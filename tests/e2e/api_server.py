@@ -78,6 +78,46 @@ def text(message: str) -> dict:
     return {"text": message}
 
 
+RATE_LIMIT_MESSAGE = "This request would exceed your account's rate limit. Please try again later."
+
+
+def unified_headers(status: str, reset_at: float, claim: str = "five_hour") -> dict:
+    """The rate-limit headers of a claude.ai login's answers; Claude Code turns
+    them into a rate_limit_event (and, on a 429, api_error_params.rate_limit_info
+    with resetsAt) only for such a login (client_env(..., login="subscription"))."""
+    return {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(int(reset_at)),
+        "anthropic-ratelimit-unified-representative-claim": claim,
+    }
+
+
+def rate_limited(reset_at: float | None = None, retry_after: int | None = None) -> dict:
+    """A 429 rate_limit_error; with `reset_at` (epoch seconds) the unified
+    headers say when the limit resets (status rejected), with `retry_after` a
+    retry-after header. The client does not retry a 429 that carries either;
+    one without headers it retries itself (CLAUDE_CODE_MAX_RETRIES)."""
+    turn: dict = {"error": {"status": 429, "type": "rate_limit_error", "message": RATE_LIMIT_MESSAGE}}
+    headers = {}
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
+    if reset_at is not None:
+        headers.update(unified_headers("rejected", reset_at))
+    if headers:
+        turn["headers"] = headers
+    return turn
+
+
+def overloaded() -> dict:
+    """529 overloaded_error (the client retries it itself unless CLAUDE_CODE_MAX_RETRIES=0)."""
+    return {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}
+
+
+def disconnect() -> dict:
+    """The connection closes without an answer: a network error."""
+    return {"disconnect": True}
+
+
 def classify(method: str, path: str, body: object) -> str:
     """main | side | count_tokens | other | unknown."""
     route = path.split("?", 1)[0].rstrip("/")
