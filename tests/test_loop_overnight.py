@@ -311,3 +311,17 @@ def test_a_plain_text_agent_is_shown_as_it_is_and_has_no_usage(tmp_path) -> None
     assert result.returncode == 0, result.stdout + result.stderr
     assert "working on it\n" in result.stdout
     assert all("usage" not in e for e in p.events("iteration"))
+
+
+def test_a_planning_iteration_waits_too(tmp_path, monkeypatch) -> None:
+    p = Project(tmp_path, None, config=config(max_iterations=1))
+    p.script(runs=[[{"replay": "subscription_429_reset"}],
+                   [{"write": ".ralph/plan.md", "text": PLAN}, {"replay": "tools_success"}]])
+    clock = FakeClock(RESETS_AT - 60)
+    code, out = run_here(p, monkeypatch, "--mode", "plan", clock=clock)
+    assert code == 0, out
+    assert [(e["result"], e.get("attempt_counted", True)) for e in p.events("iteration")] == [
+        ("usage_limit", False), ("plan_changed", True)]
+    assert [w["reason"] for w in p.events("wait")] == ["usage_limit"] and clock.slept == 60 + waits.RESET_MARGIN_SECONDS
+    assert p.read(".ralph/plan.md") == PLAN
+    assert p.run_state()["usage"]["cost_usd"] == pytest.approx(SUCCESS_COST) and p.run_state()["usage"]["stories"] == {}

@@ -127,9 +127,11 @@ def run_plan_stage(run: Run) -> None:
         if iteration_limit_reached(run, stage_iterations) or (run.settings.once and stage_iterations):
             break
         budgets.check_run(run)
-        stage_iterations += 1
+        uncounted = run.uncounted
         if plan_iteration(run):
             break
+        if run.uncounted == uncounted:  # a retry after a usage limit, transient error or hang does not count
+            stage_iterations += 1
     try:
         stories = run.stories()
     except FileNotFoundError:

@@ -67,6 +67,11 @@ class Retry:
     def reason(self) -> str:
         return REASONS[self.kind]
 
+    @property
+    def result(self) -> str:
+        """The retried iteration's result."""
+        return RESULTS[self.kind]
+
 
 def iso(epoch: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if epoch is not None else None
@@ -100,6 +105,19 @@ def retry_for(run: Run, result: str, outcome: Outcome) -> Retry | None:
         run.retry_streak.clear()
     else:
         run.retry_streak[kind] = attempt
+    return retry
+
+
+PLAN_RESULTS = ("plan_changed", "plan_unchanged", "plan_invalid", "no_plan")
+
+
+def planning_retry(run: Run, it: Iteration, outcome: Outcome, result: str) -> Retry | None:
+    """retry_for, for a planning iteration (its results say what became of the
+    plan): the iteration is marked not counted when it is retried."""
+    retry = retry_for(run, RESULTS.get(outcome.kind, result) if result in PLAN_RESULTS else result, outcome)
+    if retry is not None:
+        it.event["attempt_counted"] = False
+        run.uncounted += 1
     return retry
 
 
