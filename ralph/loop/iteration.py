@@ -18,10 +18,10 @@ import time
 from ralph.loop import guarding, hook_calls, prepare, records, verify, waits
 from ralph.loop.agent import AgentRun, run_agent
 from ralph.loop.agent_outcome import BUDGET, HUNG, TRANSIENT
-from ralph.loop.usage import brief
 from ralph.loop.clock import utc_now
 from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.loop.usage import brief
 from ralph.plan import Story, set_story_state, story_state
 from ralph.state.failures import recent_failures
 
