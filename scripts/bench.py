@@ -23,6 +23,12 @@ noise hits every case alike:
                 has no [[hooks.event]] (the feature must cost nothing) and one
                 with a single matching hook running `true`
   loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
+                and with an agent that prints a captured stream-json run (the
+                stream reader, the usage record)
+  stream        the loop's stream reader (ralph.loop.stream) on a 100 MB stream
+                of captured lines (tests/fixtures/stream/): MB/s and peak RSS,
+                also with one 60 MB line in it; one loop iteration whose agent
+                prints that stream (its log redacted line by line)
   lifecycle     `ralph-loop --dry-run` with lifecycle hooks at every point (it
                 validates them all), and `ralph pre-tool` in that project (the
                 hot path must not pay for them)
@@ -46,6 +52,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
+STREAMS = os.path.join(REPO, "tests", "fixtures", "stream")
 
 REFERENCE_HOOK = """#!/usr/bin/env bash
 input=$(cat)
@@ -268,6 +275,15 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         # (t(1 + N) - t(1)) / N removes start-up; exit 3 = max_iterations.
         for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
             cases.append(Case(f"ralph-loop {count} no-op iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", loop_project, env, expect_exit=3))
+        # the same with an agent that prints a real stream-json run (13 KB):
+        # the stream reader, the live view (quiet) and the usage record
+        stream_project = os.path.join(os.path.dirname(loop_project), "stream-project")
+        if not os.path.exists(stream_project):
+            make_project(stream_project)
+            with open(os.path.join(stream_project, "ralph.toml"), "w") as f:
+                f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(STREAMS, "tools_success.jsonl")])))
+        for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
+            cases.append(Case(f"ralph-loop {count} stream iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", stream_project, env, expect_exit=3))
         hooks_project = os.path.join(os.path.dirname(loop_project), "hooks-project")
         if not os.path.exists(hooks_project):
             make_project(hooks_project)
@@ -339,6 +355,7 @@ ABSOLUTE_TARGETS = [
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
     ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),
     ("ralph-loop per-iteration overhead", 0.150, "p50 <= 150 ms"),
+    ("ralph-loop per-iteration overhead (stream agent)", 0.150, "p50 <= 150 ms"),
     ("guard: adversarial input", 0.400, "p50 <= 400 ms: the 0.25 s deadline holds"),
 ]
 
@@ -371,6 +388,7 @@ def main() -> int:
                 case.run()
         status = report(cases, rounds, args)
         status |= guard_per_call(args)
+        status |= stream_reader(tmp, args)
         orjson_tradeoff(rounds)
         return status
     finally:
@@ -408,6 +426,108 @@ def guard_per_call(args: argparse.Namespace) -> int:
     return 1 if (missed and args.check) else 0
 
 
+STREAM_MB = 100
+GIANT_LINE_MB = 60
+STREAM_READER_MIN_MBPS = 40.0  # the stream is read as fast as an agent could ever write it
+STREAM_READER_MAX_EXTRA_MIB = 32  # over python with the reader imported, at rest: bounded whatever the size
+# One process: import the reader, then (unless told "rest") read the file in
+# the chunks ralph.process.run hands on; prints seconds and lines. Its peak
+# RSS comes from RSS_SPAWNER_OUT (see RSS_SPAWNER: not a child of this process).
+STREAM_READER_CODE = """
+import sys, time
+from ralph.loop.stream import AgentStream
+stream = AgentStream(None, "/home/dev/app/repo")
+started = time.perf_counter()
+if sys.argv[2] != "rest":
+    with open(sys.argv[1], "rb") as f:
+        while True:
+            chunk = f.read(65536)
+            if not chunk:
+                break
+            stream.feed(chunk)
+    stream.close()
+    assert stream.result is not None, "the stream's result line was not read"
+print(time.perf_counter() - started, stream.lines)
+"""
+RSS_SPAWNER_OUT = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+out = proc.stdout.read().decode()
+_, status, usage = os.wait4(proc.pid, 0)
+print(out.strip(), os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def spawned(argv: list[str], env: dict) -> list[str]:
+    """What `argv` printed, its exit code and its peak RSS (KiB), measured by RSS_SPAWNER_OUT."""
+    done = subprocess.run([PYTHON, "-I", "-c", RSS_SPAWNER_OUT, *argv], capture_output=True, text=True, env=env)
+    words = done.stdout.split()
+    if done.returncode or len(words) < 2 or words[-2] != "0":
+        raise SystemExit(f"bench: {' '.join(argv[:4])} failed: {done.stdout[-300:]} {done.stderr[-500:]}")
+    return words
+
+
+def captured_stream(path: str, megabytes: int, giant_line_mb: int = 0) -> int:
+    """A stream of `megabytes` made of real lines (a run with five tool calls,
+    one long tool result) repeated, between a real init line and a real result
+    line; with `giant_line_mb`, one tool result line that long in the middle.
+    Its size."""
+    with open(os.path.join(STREAMS, "tools_success.jsonl"), "rb") as f:
+        run = f.read().splitlines(keepends=True)
+    with open(os.path.join(STREAMS, "big_tool_output.jsonl"), "rb") as f:
+        big = f.read().splitlines(keepends=True)
+    body = b"".join(run[1:-1] + big[1:-1])
+    copies = max(1, ((megabytes - giant_line_mb) << 20) // len(body))
+    with open(path, "wb") as f:
+        f.write(run[0])
+        for number in range(copies):
+            f.write(body)
+            if giant_line_mb and number == copies // 2:
+                f.write(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"')
+                for _ in range(giant_line_mb):
+                    f.write(b"x" * (1 << 20))
+                f.write(b'"}]}}\n')
+        f.write(run[-1])
+    return os.path.getsize(path)
+
+
+def stream_reader(tmp: str, args: argparse.Namespace) -> int:
+    """MB/s and peak memory of the stream reader on 100 MB of captured
+    stream-json, and of one loop iteration whose agent prints it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    missed = 0
+    print(f"\nstream reader (ralph.loop.stream), {STREAM_MB} MB of captured stream-json, read in 64 KiB chunks:")
+    rest_kib = int(spawned([PYTHON, "-I", "-c", STREAM_READER_CODE, os.devnull, "rest"], env)[-1])
+    for label, giant in (("lines of up to 40 KB", 0), (f"with one {GIANT_LINE_MB} MB line", GIANT_LINE_MB)):
+        path = os.path.join(tmp, f"stream-{giant}.jsonl")
+        size = captured_stream(path, STREAM_MB, giant)
+        runs = []
+        for _ in range(3):
+            seconds, lines, _exit, kib = spawned([PYTHON, "-I", "-c", STREAM_READER_CODE, path, "read"], env)
+            runs.append((float(seconds), int(lines), int(kib)))
+        seconds = statistics.median(r[0] for r in runs)
+        peak = max(r[2] for r in runs)
+        mbps = size / seconds / 1e6
+        extra = (peak - rest_kib) / 1024
+        ok = mbps >= STREAM_READER_MIN_MBPS and extra <= STREAM_READER_MAX_EXTRA_MIB
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] {label}: {size / 1e6:.0f} MB, {runs[0][1]} lines, {mbps:.0f} MB/s "
+              f"(>= {STREAM_READER_MIN_MBPS:g}), peak RSS {peak / 1024:.1f} MiB = {extra:+.1f} MiB over the reader at rest "
+              f"({rest_kib / 1024:.1f} MiB; <= +{STREAM_READER_MAX_EXTRA_MIB})")
+    ralph_loop = executable("ralph-loop")
+    if os.path.exists(ralph_loop):
+        project = os.path.join(tmp, "stream-100mb-project")
+        make_project(project)
+        with open(os.path.join(project, "ralph.toml"), "w") as f:
+            f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(tmp, "stream-0.jsonl")])))
+        argv = [ralph_loop, "-q", "--max-iterations", "1"]
+        seconds = run_once(argv, b"", project, env, expect_exit=3)
+        kib = peak_rss_kib(argv, b"", project, env)
+        print(f"  one ralph-loop iteration whose agent prints it: {seconds:.1f} s ({STREAM_MB * 1.048576 / seconds:.1f} MB/s; "
+              f"the iteration log redacts every line), peak RSS of the loop {kib / 1024:.1f} MiB")
+    return 1 if (missed and args.check) else 0
+
+
 def orjson_tradeoff(rounds: int) -> None:
     """Does orjson pay for hook payloads? Its import (measured as a process,
     like a hook pays it) against what it saves parsing payloads of each size
@@ -442,10 +562,11 @@ def orjson_tradeoff(rounds: int) -> None:
 def report(cases: list[Case], rounds: int, args: argparse.Namespace) -> int:
     by_name = {c.name: c for c in cases}
     if "ralph-loop 1 no-op iteration(s)" in by_name:
-        longer = by_name[f"ralph-loop {1 + LOOP_EXTRA_ITERATIONS} no-op iteration(s)"]
-        derived = Derived("ralph-loop per-iteration overhead", longer, by_name["ralph-loop 1 no-op iteration(s)"], LOOP_EXTRA_ITERATIONS)
-        cases = [*cases, derived]
-        by_name[derived.name] = derived
+        for kind, name in (("no-op", "ralph-loop per-iteration overhead"), ("stream", "ralph-loop per-iteration overhead (stream agent)")):
+            longer = by_name[f"ralph-loop {1 + LOOP_EXTRA_ITERATIONS} {kind} iteration(s)"]
+            derived = Derived(name, longer, by_name[f"ralph-loop 1 {kind} iteration(s)"], LOOP_EXTRA_ITERATIONS)
+            cases = [*cases, derived]
+            by_name[derived.name] = derived
     base = by_name["baseline: python -I -c pass"]
     print(f"ralph-hooks benchmark: {rounds} rounds, {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print(f"{'case':<36} {'p50 ms':>8} {'p95 ms':>8} {'x python':>9} {'peak RSS MiB':>13}")

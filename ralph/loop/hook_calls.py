@@ -84,6 +84,9 @@ def story_blocked(run: Run, story_id: str, title: str, reason: str, by: str, que
     event.update(detail)
     records.append_event(run.state_dir, event)
     fire(run, "story_blocked", story_id=story_id, story_title=title, reason=reason, question=question)
+def usage_limit(run: Run, reset_at: str, wait_seconds: float, reason: str) -> None:
+    """The run waits for a usage limit (ralph.loop.waits): when it resets, how long, what the client said."""
+    fire(run, "usage_limit", reset_at=reset_at, wait_seconds=wait_seconds, reason=reason)
 
 
 def session_end(run: Run, finish: Finish, elapsed: float) -> None:

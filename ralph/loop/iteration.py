@@ -8,39 +8,54 @@ judge: the agent could not start; the guard failed the iteration (git
 hooks/config changed, a merge or foreign commits, too many denials); the run
 is being stopped; the story is left blocked by the agent (report_blocked:
 its work saved and reset, the story_blocked point fired); the story is not
-marked done (timeout, agent exit, incomplete); verify failed (rolled back,
-not run again when complete_story passed on the very same tree); else it is
-committed.
+marked done (a usage limit, a transient API error or a hang:
+ralph.loop.waits may retry it uncounted; the client's budget cap, timeout,
+agent exit, incomplete); verify failed (rolled back, not run again when
+complete_story passed on the very same tree); else it is committed.
 """
 from __future__ import annotations
 
 import time
 
-from ralph.loop import agent_tools, guarding, hook_calls, prepare, records, verify
+from ralph.loop import agent_tools, guarding, hook_calls, prepare, records, verify, waits
 from ralph.loop.agent import AgentRun, run_agent
+from ralph.loop.agent_outcome import BUDGET, HUNG, TRANSIENT
 from ralph.loop.clock import utc_now
 from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.loop.usage import brief
 from ralph.plan import Story, set_story_state, story_state
 from ralph.state.failures import recent_failures
 
 
-def build_iteration(run: Run, story: Story) -> None:
+def build_iteration(run: Run, story: Story) -> bool:
+    """One iteration; False when it did not count (a retry after a usage
+    limit, a transient API error or a hang: not an attempt of the story, not
+    story time, not against the iteration limits)."""
     budget = run.budget(story)
     budget.iterations += 1
     it = prepare.begin(run, story)
     if hook_calls.skipped_by_hook(run, it):
-        return
+        return True
+    retry = None
     try:
         verify.baseline(run, it)  # [tests] baseline = "verify": what fails before the agent starts
         prompt = prepare.story_prompt(run, it, budget.iterations)
         prepare.announce_story(run, it, budget.iterations)
         agent = run_agent(run, it, prompt)
         result = judge(run, it, agent)
+        retry = waits.retry_for(run, result, agent.outcome)
     finally:
         it.log.close()
-        budget.seconds += time.monotonic() - it.started
-    record(run, it, result)
+        if retry is None:
+            budget.seconds += time.monotonic() - it.started
+        else:
+            budget.iterations -= 1
+            run.uncounted += 1
+    record(run, it, result, counted=retry is None)
+    if retry is not None:
+        waits.wait(run, it, retry)
+    return retry is None
 
 
 def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
@@ -82,6 +97,16 @@ def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str
         agent_tools.story_blocked(run, it)
         return "blocked_by_agent"
     tail = agent.output[-3000:]
+    kind = agent.outcome.kind
+    if kind in waits.RESULTS:  # waits.retry_for decides whether it counts
+        if kind == HUNG:
+            run.fail(story.id, "hung", f"the agent printed nothing for {run.settings['idle_timeout_seconds']:g}s and was stopped", tail)
+        elif kind == TRANSIENT:
+            run.fail(story.id, "transient", f"the agent ended on a transient API error: {agent.outcome.detail}", tail)
+        return waits.RESULTS[kind]
+    if kind == BUDGET:
+        run.fail(story.id, "budget", f"the agent was stopped at its cost budget (--max-budget-usd): {agent.outcome.detail}", tail)
+        return "budget_exhausted"
     if agent.timed_out:
         run.fail(story.id, "timeout", f"the agent was stopped after {it.stage.timeout_seconds:g}s without finishing {story.id}", tail)
         return "timeout"
@@ -101,22 +126,28 @@ def stop_hook_recorded(run: Run, story_id: str) -> bool:
     return False
 
 
-def record(run: Run, it: Iteration, result: str) -> None:
+def record(run: Run, it: Iteration, result: str, counted: bool = True) -> None:
     """The iteration's events.jsonl line, the guard's count of stuck
-    iterations, the hooks after it, and the run's progress count."""
+    iterations, the hooks after it, and the run's progress count (an
+    iteration that does not count is not "no progress")."""
     story = it.story
     assert story is not None
     state_after = story_state(run.plan_path, story.id)
     it.event.update(result=result, story_state=state_after, ended=utc_now(),
                     duration_s=round(time.monotonic() - it.started, 3))
+    if not counted:
+        it.event["attempt_counted"] = False
     records.append_event(run.state_dir, it.event)
     run.last_result = result
     guarding.count_stuck(run, story.id, result)
     run.last_event = it.event
     hook_calls.after_iteration(run, it, result)
     committed = result == "done"
-    run.no_progress = 0 if committed or state_after != story.state else run.no_progress + 1
-    run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else ""))
+    if counted:
+        run.no_progress = 0 if committed or state_after != story.state else run.no_progress + 1
+    usage = brief(it.event.get("usage"))
+    run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else "")
+                        + (f" · {usage}" if usage else ""))
     if result == "interrupted":
         run.check_stop_requests()
     if result == "agent_not_started":

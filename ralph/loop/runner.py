@@ -18,7 +18,7 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer
+from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer, waits
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
@@ -29,10 +29,10 @@ from ralph.loop.settings import LoopSettings
 from ralph.plan import PlanError, Story
 
 
-def run_loop(settings: LoopSettings, plan_path: str, display: Display) -> int:
-    """The whole run; its exit code."""
+def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: waits.Clock | None = None) -> int:
+    """The whole run; its exit code. `clock`: the wall clock and sleeping of waits (tests pass a fake)."""
     interrupts = Interrupts()  # SIGINT/SIGTERM stop the run (their handlers are the loop's while it runs)
-    run = Run(settings, plan_path, display, interrupts)
+    run = Run(settings, plan_path, display, interrupts, clock or waits.Clock())
     interrupts.install()
     try:
         try:
@@ -94,8 +94,9 @@ def run_build_stage(run: Run) -> None:
             return
         if budgets.exhausted(run, story):
             continue
-        stage_iterations += 1
-        build_iteration(run, story)
+        if build_iteration(run, story):  # a retry after a usage limit, transient error or hang does not count
+            stage_iterations += 1
+        budgets.check_run(run)  # a spent budget is the finish, not "no progress"
         limit = run.settings["no_progress_limit"]
         if limit and run.no_progress >= limit:
             raise Finish("no_changes", f"no progress in {run.no_progress} iteration(s) in a row (no commit, no story state change); last story: {story.id}")
@@ -125,9 +126,12 @@ def run_plan_stage(run: Run) -> None:
         run.check_stop_requests()
         if iteration_limit_reached(run, stage_iterations) or (run.settings.once and stage_iterations):
             break
-        stage_iterations += 1
+        budgets.check_run(run)
+        uncounted = run.uncounted
         if plan_iteration(run):
             break
+        if run.uncounted == uncounted:  # a retry after a usage limit, transient error or hang does not count
+            stage_iterations += 1
     try:
         stories = run.stories()
     except FileNotFoundError:
@@ -139,7 +143,7 @@ def run_plan_stage(run: Run) -> None:
 def iteration_limit_reached(run: Run, stage_iterations: int) -> bool:
     assert run.stage is not None
     cap = run.settings.max_total_iterations
-    return stage_iterations >= run.stage.max_iterations or (cap is not None and run.iteration >= cap)
+    return stage_iterations >= run.stage.max_iterations or (cap is not None and run.iteration - run.uncounted >= cap)
 
 
 def final_finish(run: Run) -> Finish:
@@ -168,6 +172,8 @@ def end(run: Run, finish: Finish) -> int:
     state.update({
         "status": "finished",
         "pid": os.getpid(),
+        "usage": run.usage.to_json(),
+        "waiting": None,
         "finish": {"type": finish.type, "at": utc_now(), "message": finish.message,
                    "exit_code": code, "iterations": run.iteration, "done": run.done_this_run},
     })

@@ -27,7 +27,8 @@ from collections import Counter
 from pathlib import Path
 
 from ..conftest import hook_state_dir
-from .api_server import EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, edit, read, text, tool_use, write
+from .api_server import (EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, disconnect, edit, overloaded, rate_limited, read, text,
+                         tool_use, unified_headers, write)
 
 __all__ = [
     "EXHAUSTED_TEXT",
@@ -39,6 +40,7 @@ __all__ = [
     "assert_hooks_answered_cleanly",
     "bash",
     "claude_binary",
+    "disconnect",
     "claude_command",
     "client_env",
     "edit",
@@ -46,6 +48,8 @@ __all__ = [
     "hook_settings",
     "make_bare_remote",
     "make_repo",
+    "overloaded",
+    "rate_limited",
     "read",
     "require_claude",
     "run_scenario",
@@ -53,6 +57,7 @@ __all__ = [
     "sandbox_mode",
     "text",
     "tool_use",
+    "unified_headers",
     "write",
     "write_active_run",
 ]
@@ -64,6 +69,7 @@ INSTALL_SCRIPT = REPO_ROOT / "scripts" / "install_claude.py"
 SANDBOX_RUN = E2E_DIR / "sandbox_run.py"
 
 DUMMY_API_KEY = "sk-ant-e2e-dummy-key-not-a-secret"
+DUMMY_OAUTH_TOKEN = "sk-ant-oat01-e2e-dummy-token-not-a-secret"
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "E2E Tester",
     "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
@@ -174,10 +180,14 @@ def sandbox_mode() -> tuple[tuple[str, ...], str]:
     return (), "no network namespace (" + "; ".join(problems) + "); server and client on the host loopback"
 
 
-def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, binary: str | None = None) -> dict[str, str]:
+def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, binary: str | None = None,
+               login: str = "api_key") -> dict[str, str]:
     """The environment for the client (or for a process that spawns it, like ralph-loop).
 
     ANTHROPIC_BASE_URL is not in it: add the server's URL (run_with_server does).
+    login "api_key" (ANTHROPIC_API_KEY) or "subscription" (CLAUDE_CODE_OAUTH_TOKEN,
+    a claude.ai login: the client then reads the rate-limit headers, see
+    api_server.rate_limited).
     """
     home = str(home)
     env = {k: v for k, v in os.environ.items() if not k.startswith(STRIPPED_ENV_PREFIXES)}
@@ -203,6 +213,9 @@ def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, bin
     )
     if binary:
         env["RALPH_CLAUDE_BIN"] = binary
+    if login == "subscription":
+        del env["ANTHROPIC_API_KEY"]
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = DUMMY_OAUTH_TOKEN
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"  # else the client refuses --dangerously-skip-permissions as root
     if extra:
