@@ -55,6 +55,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
     (("--no-progress-limit",), {"type": "int", "metavar": "N", "help": "stop after N iterations without progress (0: never)"}),
     (("-C", "--directory"), {"metavar": "DIR", "help": "project directory (default: the current one)"}),
     (("-q", "--quiet"), {"action": "store_true", "help": "do not stream the agent's output to the terminal"}),
+    (("--allow-dirty",), {"action": "store_true", "help": "start even with uncommitted changes outside .ralph/ (they may end up in the agent's commits)"}),
 )
 
 
@@ -112,6 +113,7 @@ def load_settings(args: object) -> LoopSettings:
     settings.once = args.once  # type: ignore[attr-defined]
     settings.dry_run = args.dry_run  # type: ignore[attr-defined]
     settings.quiet = args.quiet  # type: ignore[attr-defined]
+    settings.allow_dirty = args.allow_dirty  # type: ignore[attr-defined]
     return settings
 
 

@@ -88,6 +88,8 @@ class Run:
         self.sandbox = None  # the SandboxLayer (ralph.loop.sandbox_layer.prepare), before the first iteration
         self.guard_start: dict = {}  # what the guard compares an iteration's end with (ralph.loop.guarding.start)
         self.stuck_iterations: dict[str, int] = {}  # story -> iterations in a row ended by the guard
+        self.branch = ""  # the branch the run commits on (ralph.loop.delivery.start)
+        self.delivery = None  # the run branch, [handoff] and the report (ralph.loop.delivery.Delivery)
 
     @property
     def plan_rel(self) -> str:

@@ -37,6 +37,8 @@ LOOP_KEYS: dict[str, Key] = {
     "max_guard_denials": Key(5, "int", 0, "push/merge guard denials that end an iteration (0: never)"),
     "max_stuck_iterations": Key(2, "int", 0, "iterations of one story ended by denials before it is blocked (0: never)"),
     "mode": Key("build", "choice:" + "|".join(MODES), None, "build or plan: used when no stages are configured"),
+    "branch": Key("auto", "str", None, 'the branch the run commits on: "auto" (ralph/<plan name>, or prd.json\'s branchName), '
+                  '"current" (the checked-out branch) or a branch name'),
     "stages": Key(None, "tables", None, "a pipeline of stages: [[loop.stages]] tables, run in order"),
 }
 STAGE_KEYS: dict[str, Key] = {
@@ -81,7 +83,7 @@ class Stage:
 
 
 class LoopSettings:
-    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations")
+    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations", "allow_dirty")
 
     def __init__(self, root: str, config_path: str | None, values: dict, stages: list[Stage]) -> None:
         self.root = root
@@ -92,6 +94,7 @@ class LoopSettings:
         self.dry_run = False
         self.quiet = False
         self.max_total_iterations: int | None = None
+        self.allow_dirty = False  # --allow-dirty: start on a tree with uncommitted changes
 
     def __getitem__(self, key: str) -> object:
         return self.values[key]

@@ -34,6 +34,9 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "total_iterations": ("RALPH_TOTAL_ITERATIONS", "session_end: iterations run"),
     "total_commits": ("RALPH_TOTAL_COMMITS", "session_end: stories committed"),
     "duration": ("RALPH_DURATION", "session_end: seconds the run took"),
+    "branch": ("RALPH_BRANCH", "session_end: the branch the run committed on"),
+    "report_file": ("RALPH_REPORT_FILE", "session_end: absolute path of the run's report.html"),
+    "report_summary": ("RALPH_REPORT_SUMMARY", "session_end: the report's summary in Markdown"),
     "last_hook_status": ("RALPH_LAST_HOOK_STATUS", "success or failed: the previous action of this point"),
     "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
 }
