@@ -215,10 +215,10 @@ class Page:
             self._css = True
         return True
 
-    def screenshot(self, path: str) -> bytes:
-        """The whole page as a PNG, written to path."""
+    def screenshot(self, path: str, height: float | None = None) -> bytes:
+        """The whole page (or its top `height` pixels) as a PNG, written to path."""
         size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], height or size["height"]), "scale": 1}
         data = base64.b64decode(self.send("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True})["data"])
         with open(path, "wb") as f:
             f.write(data)

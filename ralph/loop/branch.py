@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 
 from ralph.loop.proc import git
 
@@ -64,32 +65,34 @@ class RunBranch:
 # ---- the dirty tree ----
 
 
+def status_entries(root: str, *pathspec: str) -> list[tuple[str, str]]:
+    """(XY, path) of each change git status reports (paths relative to the
+    repository's top; untracked files one by one). Raises BranchError."""
+    done = subprocess.run(["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec],
+                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise BranchError(f"git status failed: {done.stderr.decode('utf-8', 'replace')[-500:]}")
+    entries = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [(entry[:2], entry[3:]) for entry in entries if len(entry) > 3]
+
+
+def top_level(root: str) -> str:
+    code, top = git(root, "rev-parse", "--show-toplevel")
+    return top.strip() if code == 0 else root
+
+
 def dirty_files(root: str, state_rel: str = ".ralph") -> list[str]:
     """Paths (relative to the repository's top) with changes git would commit
     or add: modified, staged, deleted, untracked; `.ralph/` left out."""
-    code, top = git(root, "rev-parse", "--show-toplevel")
-    if code != 0:
-        return []
-    skip = os.path.relpath(os.path.join(root, state_rel), top.strip()).replace(os.sep, "/").rstrip("/") + "/"
-    code, out = git(root, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all")
-    if code != 0:
-        raise BranchError(f"git status failed: {out[-500:]}")
-    found = []
-    for entry in out.split("\0"):
-        if len(entry) < 4:
-            continue
-        path = entry[3:]
-        if not (path + "/").startswith(skip):
-            found.append(path)
-    return found
+    skip = os.path.relpath(os.path.join(root, state_rel), top_level(root)).replace(os.sep, "/").rstrip("/") + "/"
+    return [path for _, path in status_entries(root) if not (path + "/").startswith(skip)]
 
 
 def fingerprint(root: str, files: list[str]) -> dict:
     """What these changed files hold now, as one digest: the next run
     accepts a tree that still holds exactly this (the previous run's own
     unfinished work)."""
-    code, top = git(root, "rev-parse", "--show-toplevel")
-    top = top.strip() if code == 0 else root
+    top = top_level(root)
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
@@ -204,6 +207,7 @@ def prepare(root: str, setting: str, plan_path: str, allow_dirty: bool, state_re
     if name == previous:
         return RunBranch(name, "resumed", previous, base)
     if branch_exists(root, name):
+        clear_state_copies(root, name, state_rel)
         code, out = git(root, "checkout", "-q", name)
         action = "resumed"
     else:
@@ -212,6 +216,24 @@ def prepare(root: str, setting: str, plan_path: str, allow_dirty: bool, state_re
     if code != 0:
         raise BranchError(f"could not check out the run branch {name}: {out[-800:]}")
     return RunBranch(name, action, previous, base)
+
+
+def clear_state_copies(root: str, name: str, state_rel: str) -> None:
+    """Untracked files in `.ralph/` that the run branch has, byte for byte
+    (`.ralph/.gitignore`, written again on the person's branch when the
+    state directory is opened), would stop git from switching to it: they
+    go, and the switch brings them back as they were. Any other file stays,
+    and git says which one is in the way."""
+    top = top_level(root)
+    for code, path in status_entries(root, state_rel):
+        if code != "??":
+            continue
+        found, blob = git(root, "rev-parse", "-q", "--verify", f"refs/heads/{name}:{path}")
+        if found != 0:
+            continue
+        same, here = git(root, "hash-object", "--", os.path.join(top, path))
+        if same == 0 and here.strip() == blob.strip():
+            os.unlink(os.path.join(top, path))
 
 
 # ---- what a commit changed ----

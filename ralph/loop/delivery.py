@@ -11,11 +11,14 @@
 
 A tree the previous run left dirty (an unfinished story's work stays in the
 tree for the next iteration; a killed run's too) is the agent's work, not the
-person's: run.json records the changed files' contents at the finish
-(`left_in_tree`), and the next start accepts exactly those.
+person's: `.ralph/left_in_tree.json` records a digest of the changed files at
+the finish of every run that got to its branch, and the next start accepts a
+tree that still holds exactly that. A run killed mid-iteration (run.json
+still says running) left its work in the tree too: any tree is accepted then.
 """
 from __future__ import annotations
 
+import json
 import os
 
 from ralph.config.reading import load_section
@@ -26,7 +29,10 @@ from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
 from ralph.report import files as report_files
 from ralph.report import markdown
+from ralph.state.files import atomic_write, read_json_object
 from ralph.state.locations import STATE_DIR_NAME
+
+LEFT_FILE = "left_in_tree.json"
 
 
 class Delivery:
@@ -38,7 +44,7 @@ class Delivery:
         self.branch = chosen
         self.settings = settings  # [handoff], as it was when the run started
         self.report_path = ""
-        self.summary = ""  # the report's Markdown summary (session_end hooks get it)
+        self.summary = ""  # the report in a few lines (session_end hooks get it: chat notifications)
         self.handoff: dict | None = None
 
 
@@ -66,13 +72,13 @@ def start(run: Run) -> dict:
 
 
 def agent_leftovers(run: Run, previous: dict) -> dict | None:
-    """The dirty files the previous run left (path -> content id): accepted
-    as they are. None: any change is accepted (the previous run was killed
-    mid-iteration and its work is in the tree; recovery said what it did)."""
+    """What the previous run left in the tree (branch.fingerprint()): a tree
+    holding exactly that is accepted. None: any tree is (the previous run was
+    killed mid-iteration and its work is in the tree; recovery said so)."""
     if previous.get("status") == "running":
         return None
-    left = previous.get("left_in_tree")
-    return left if isinstance(left, dict) else branch.NOTHING_LEFT
+    left = read_json_object(os.path.join(run.state_dir, LEFT_FILE))
+    return left if left is not None else branch.NOTHING_LEFT
 
 
 def finish(run: Run, finish: Finish) -> str:
@@ -97,7 +103,7 @@ def finish(run: Run, finish: Finish) -> str:
     try:
         model = report_files.load(run.state_dir, run.run_id)
         delivery.report_path = report_files.write_html(run.state_dir, model)
-        delivery.summary = markdown.summary(model)
+        delivery.summary = markdown.brief(model)
     except Exception as e:  # noqa: BLE001 - a report that cannot be written must not end the run badly
         problem += f"; the report could not be written: {type(e).__name__}: {e}"
     return problem
@@ -165,13 +171,14 @@ def remember(run: Run, delivery: Delivery) -> None:
     if delivery.handoff is not None:
         state["handoff"] = delivery.handoff
     try:
-        state["left_in_tree"] = branch.fingerprint(run.root, branch.dirty_files(run.root, STATE_DIR_NAME))
-    except branch.BranchError:
-        state["left_in_tree"] = None
-    try:
         records.write_run_state(run.state_dir, state)
     except OSError as e:
         run.display.message(f"could not record the hand-off in run.json: {e}")
+    try:
+        left = branch.fingerprint(run.root, branch.dirty_files(run.root, STATE_DIR_NAME))
+        atomic_write(os.path.join(run.state_dir, LEFT_FILE), json.dumps(dict(left, run_id=run.run_id)) + "\n")
+    except (branch.BranchError, OSError) as e:
+        run.display.message(f"could not record what the run leaves in the tree: {e}")
 
 
 def session_end_context(run: Run) -> dict:

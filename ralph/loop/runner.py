@@ -58,8 +58,8 @@ def start(run: Run) -> None:
     left put right, the sandbox layer, the lifecycle hooks, the stage to start in."""
     head_sha(run.root)
     recovery.recover_from_crash(run)
+    branch = delivery.start(run)  # a dirty tree refused; the run branch checked out (with its own .ralph/.gitignore)
     paths.ensure_gitignore(run.root, run.state_dir)
-    branch = delivery.start(run)  # a dirty tree refused; the run branch checked out
     run.sandbox = sandbox_layer.prepare(run)
     hook_calls.load(run)
     records.append_event(run.state_dir, {

@@ -6,6 +6,8 @@ def duration(seconds: object) -> str:
     """1h02m, 3m05s, 42s, 0.4s; "-" when unknown."""
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
         return "-"
+    if 0 < seconds < 0.05:
+        return "<0.1s"
     if seconds < 10 and seconds != int(seconds):
         return f"{seconds:.1f}s"
     whole = int(round(seconds))

@@ -12,6 +12,7 @@ from ralph.report import formats
 from ralph.report.model import CATEGORIES
 
 SPECIAL = "\\`*_[]<>|#!~"
+BRIEF_LIMIT = 1800
 
 
 def md(value: object) -> str:
@@ -80,7 +81,7 @@ def tests_line(model: dict) -> str:
         for name in row["verify"]["failing_tests"]:
             if name not in failing:
                 failing.append(name)
-    line = f"the verify command ran {len(verified)} time(s): {passed} passed, {len(verified) - passed} failed"
+    line = f"The verify command ran {len(verified)} time(s): {passed} passed, {len(verified) - passed} failed"
     if failing:
         line += "; failing tests seen: " + ", ".join(code(n) for n in failing[:10])
     return line
@@ -107,6 +108,36 @@ def summary(model: dict, handoff: bool = True) -> str:
             lines.append(story_line(story, [by_number[n] for n in story["iterations"] if n in by_number]))
     lines += ["", "### Tests", "", tests_line(model)]
     return "\n".join(lines) + "\n"
+
+
+def brief(model: dict, limit: int = BRIEF_LIMIT) -> str:
+    """A few lines for a chat message (Slack, Discord, ntfy): no table, no
+    markup beyond bullets, at most `limit` characters (Discord takes 2000)."""
+    glance = model["glance"]
+    why = glance["why"] + (f": {glance['message']}" if glance["message"] else "")
+    lines = [f"ralph-loop run {model['run_id']}: {glance['finish_type'] or 'unfinished'} ({why})",
+             f"• Stories: {formats.stories_line(glance)}",
+             f"• Time: {formats.duration(glance['wall_s'])} in all, {formats.duration(glance['agent_s'])} agent; "
+             f"usage-limit waits: {formats.waits_line(glance)}"]
+    if formats.usage(glance):
+        lines.append(f"• Cost: {formats.usage(glance)}")
+    lines.append(f"• Branch: {formats.branch_line(glance)}; hand-off: {formats.handoff_line(glance['handoff'])}")
+    if model["act_on"]:
+        lines.append("Act on first:")
+        for item in model["act_on"]:
+            line = f"• {item['text']}"
+            if item.get("question"):
+                line += f". The agent asks: “{item['question']}”"
+            if item.get("command"):
+                line += f". Restore it: {item['command']}"
+            lines.append(line)
+    text = ""
+    for line in lines:
+        line = " ".join(line.split())
+        if len(text) + len(line) + 1 > limit - 1:
+            return text + "…"
+        text += line + "\n"
+    return text.rstrip("\n")
 
 
 def render(model: dict) -> str:

@@ -184,7 +184,7 @@ def build(events: list[dict], run_state: dict | None = None, run_id: str | None 
         "merge_requests": merge_requests,
         "timeline": timeline(stories, rows, wait_rows, end_s),
         "cumulative": cumulative(rows),
-        "story_time": [{"story": s["id"], "seconds": s["seconds"], "agent_s": s["agent_s"], "wait_s": s["wait_s"]}
+        "story_time": [{"story": s["id"], "state": s["state"], "seconds": s["seconds"], "agent_s": s["agent_s"], "wait_s": s["wait_s"]}
                        for s in stories if s["iterations"] or s["wait_s"]],
         "run_hooks": run_hooks,
         "notes": notes(by_kind),
@@ -340,6 +340,9 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
     stories = []
     for story_id, entry in order.items():
         mine = [r for r in rows if r["story"] == story_id]
+        if story_id not in blocks and mine and mine[-1]["category"] == "blocked":
+            blocks[story_id] = {"reason": f"the agent marked it blocked in iteration {mine[-1]['iteration']}", "question": None,
+                                "by": "agent", "at": mine[-1]["started"]}
         state = entry["state"]
         if not state:  # not in the finish record: the last iteration says
             last = mine[-1] if mine else None

@@ -18,6 +18,7 @@ from ralph.report.model import CATEGORIES
 WIDTH = 960  # the charts' drawing width (they scale to the page)
 LABEL_W = 120  # the story labels left of the timeline
 LANE_H = 26
+STATE_CATEGORY = {"done": "done", "blocked": "blocked"}  # a story's state -> its colour in "time per story"
 BAR_H = 16
 AXIS_H = 22
 
@@ -249,7 +250,7 @@ def story_time_section(model: dict) -> str:
         worked = span * row["seconds"] / longest
         waited = span * row["wait_s"] / longest
         out.append(f"<text x=\"{LABEL_W - 8}\" y=\"{top + BAR_H - 3:.1f}\" text-anchor=\"end\">{e(short(row['story'], 16))}</text>"
-                   f"<rect class=\"story-bar c-done\" x=\"{LABEL_W}\" y=\"{top:.1f}\" width=\"{max(2.0, worked):.1f}\" height=\"{BAR_H}\" rx=\"2\">"
+                   f"<rect class=\"story-bar c-{STATE_CATEGORY.get(row['state'], 'failed')}\" x=\"{LABEL_W}\" y=\"{top:.1f}\" width=\"{max(2.0, worked):.1f}\" height=\"{BAR_H}\" rx=\"2\">"
                    f"<title>{e(row['story'])}: {e(formats.duration(row['seconds']))} in iterations</title></rect>")
         if waited > 0:
             out.append(f"<rect class=\"story-wait c-waited\" x=\"{LABEL_W + worked:.1f}\" y=\"{top:.1f}\" width=\"{waited:.1f}\" height=\"{BAR_H}\" rx=\"2\">"

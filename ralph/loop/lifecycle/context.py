@@ -36,7 +36,7 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "duration": ("RALPH_DURATION", "session_end: seconds the run took"),
     "branch": ("RALPH_BRANCH", "session_end: the branch the run committed on"),
     "report_file": ("RALPH_REPORT_FILE", "session_end: absolute path of the run's report.html"),
-    "report_summary": ("RALPH_REPORT_SUMMARY", "session_end: the report's summary in Markdown"),
+    "report_summary": ("RALPH_REPORT_SUMMARY", "session_end: the report in a few lines of text (at most 1800 characters)"),
     "last_hook_status": ("RALPH_LAST_HOOK_STATUS", "success or failed: the previous action of this point"),
     "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
 }
