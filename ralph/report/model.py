@@ -54,11 +54,20 @@ TOKEN_FIELDS = USAGE_FIELDS[1:]
 ITERATION_POINTS = ("pre_iteration", "post_iteration", "on_task_complete", "on_error")
 
 
+_redacted: dict[str, str] = {}  # text -> redacted: records repeat their words (results, hook names, stages)
+
+
 def text(value: object) -> str:
     """A record's value as redacted text ("" for None)."""
     if value is None:
         return ""
-    return redact(value if isinstance(value, str) else str(value))  # type: ignore[return-value]
+    raw = value if isinstance(value, str) else str(value)
+    done = _redacted.get(raw)
+    if done is None:
+        done = redact(raw)  # type: ignore[assignment]
+        if len(_redacted) < 100_000:
+            _redacted[raw] = done  # type: ignore[assignment]
+    return done  # type: ignore[return-value]
 
 
 def number(value: object) -> float | None:
@@ -337,9 +346,15 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
     for event in blocked_events:
         blocks[text(event.get("story"))] = {"reason": text(event.get("reason")), "question": text(event.get("question")) or None,
                                             "by": text(event.get("by")) or None, "at": text(event.get("at"))}
+    by_story: dict[str, list[dict]] = {}
+    for row in rows:
+        by_story.setdefault(row["story"], []).append(row)
+    waited: dict[str, float] = {}
+    for wait in waits:
+        waited[wait["story"] or ""] = waited.get(wait["story"] or "", 0.0) + wait["seconds"]
     stories = []
     for story_id, entry in order.items():
-        mine = [r for r in rows if r["story"] == story_id]
+        mine = by_story.get(story_id, [])
         if story_id not in blocks and mine and mine[-1]["category"] == "blocked":
             blocks[story_id] = {"reason": f"the agent marked it blocked in iteration {mine[-1]['iteration']}", "question": None,
                                 "by": "agent", "at": mine[-1]["started"]}
@@ -357,7 +372,7 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
             "iterations": [r["iteration"] for r in mine],
             "seconds": round(sum(r["duration_s"] for r in mine), 3),
             "agent_s": round(sum(r["agent_s"] or 0.0 for r in mine), 3),
-            "wait_s": round(sum(w["seconds"] for w in waits if w["story"] == story_id), 3),
+            "wait_s": round(waited.get(story_id, 0.0), 3),
             "cost_usd": round(sum(costs), 6) if costs else None,
             "blocked": blocks.get(story_id),
             "commit": commits[-1]["commit"] if commits else None,
@@ -403,19 +418,21 @@ def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_re
 def timeline(stories: list[dict], rows: list[dict], waits: list[dict], end_s: float) -> dict:
     """One row per story (in the stories' order), one bar per iteration, one per wait."""
     lanes = []
+    by_story: dict[str, list[dict]] = {}
+    for row in rows:
+        by_story.setdefault(row["story"], []).append({
+            "start_s": row["start_s"], "end_s": row["end_s"], "category": row["category"], "iteration": row["iteration"],
+            "label": f"#{row['iteration']} {row['story']}: {row['result']} ({row['duration_s']:.0f}s)"})
+    for wait in waits:
+        by_story.setdefault(wait["story"] or "", []).append({
+            "start_s": wait["start_s"], "end_s": wait["end_s"], "category": "waited", "iteration": wait["iteration"],
+            "label": f"waited {wait['seconds']:.0f}s: {wait['reason']}"})
     for story in stories:
-        bars = [{"start_s": r["start_s"], "end_s": r["end_s"], "category": r["category"], "iteration": r["iteration"],
-                 "label": f"#{r['iteration']} {r['story']}: {r['result']} ({r['duration_s']:.0f}s)"}
-                for r in rows if r["story"] == story["id"]]
-        bars += [{"start_s": w["start_s"], "end_s": w["end_s"], "category": "waited", "iteration": w["iteration"],
-                  "label": f"waited {w['seconds']:.0f}s: {w['reason']}"} for w in waits if w["story"] == story["id"]]
+        bars = by_story.get(story["id"], [])
         if bars:
             lanes.append({"story": story["id"], "bars": bars})
-    loose = [w for w in waits if not w["story"]]
-    if loose:
-        lanes.append({"story": "(run)", "bars": [{"start_s": w["start_s"], "end_s": w["end_s"], "category": "waited",
-                                                  "iteration": w["iteration"], "label": f"waited {w['seconds']:.0f}s: {w['reason']}"}
-                                                 for w in loose]})
+    if by_story.get(""):  # waits of no story (between stories)
+        lanes.append({"story": "(run)", "bars": by_story[""]})
     return {"end_s": round(end_s, 3), "lanes": lanes, "bars": sum(len(lane["bars"]) for lane in lanes)}
 
 
