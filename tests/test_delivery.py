@@ -334,3 +334,23 @@ def test_no_commit_no_hand_off_unless_the_agent_asks(tmp_path) -> None:
     asked = p.run_loop("--once")
     assert asked.returncode == 3, asked.stdout + asked.stderr
     assert handoff(p)["ok"] is True and "ralph/todo-app" in branches(bare)
+
+
+def test_the_branch_name_comes_from_the_plan(tmp_path) -> None:
+    from ralph.loop.branch import plan_branch, slug
+
+    assert slug("Plan: Todo   App!! (v2.0)") == "plan-todo-app-v2.0" and slug("--- ") == ""
+    cases = {
+        "plan.md": ("# Login page\n\n- [ ] US-001: Form\n", "ralph/login-page"),
+        "prd.json": (json.dumps({"project": "Shop Checkout", "userStories": []}), "ralph/shop-checkout"),
+        "named/prd.json": (json.dumps({"branchName": "feature/x", "project": "Shop", "userStories": []}), "feature/x"),
+        "PRD-3/plan.md": ("- [ ] US-001: Form\n", "ralph/prd-3"),
+        "notes/tonight.md": ("- [ ] US-001: Form\n", "ralph/tonight"),
+        "broken/prd.json": ("{not json", "ralph/prd"),
+    }
+    for rel, (text, expected) in cases.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        assert plan_branch(str(path)) == expected, rel
+    assert plan_branch(str(tmp_path / "missing" / "plan.md")) == "ralph/plan"  # a plan stage writes it later

@@ -229,3 +229,24 @@ def test_a_run_id_that_is_a_path_is_refused(tmp_path) -> None:
     refused = subprocess.run([RALPH, "report", "../../escape"], cwd=root, capture_output=True, text=True)
     assert refused.returncode == 1 and "is not a run id" in refused.stderr
     assert not os.path.exists(os.path.join(root, "escape"))
+
+
+def test_a_pipeline_run_shows_its_plan_iterations_apart_from_the_stories(tmp_path) -> None:
+    from tests.loop_support import Project
+
+    config = ('[sandbox]\nenabled = false\n[[loop.stages]]\nname = "plan"\nmode = "plan"\nmax_iterations = 2\n'
+              '[[loop.stages]]\nname = "build"\nmode = "build"\n')
+    p = Project(tmp_path, None, config=config)
+    plan = "- [ ] US-001: A\n- [ ] US-002: B\n"
+    p.script(runs=[[{"write": ".ralph/plan.md", "text": plan}], [{"print": "the plan is fine"}]],
+             default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+    result = p.run_loop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(os.path.join(p.root, ".ralph", "events.jsonl"), encoding="utf-8") as f:
+        events = [json.loads(line) for line in f]
+    report = model.build(events, p.run_state())
+    assert [s["id"] for s in report["stories"]] == ["US-001", "US-002"]
+    assert report["glance"]["stories_done"] == 2 and report["glance"]["stories_left"] == 0
+    lanes = {lane["story"]: len(lane["bars"]) for lane in report["timeline"]["lanes"]}
+    assert lanes == {"PLAN": 2, "US-001": 1, "US-002": 1}
+    assert report["stages"] == ["plan", "build"] and report["glance"]["iterations"] == 4

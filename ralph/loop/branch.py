@@ -33,6 +33,7 @@ PREFIX = "ralph/"
 SHOWN_DIRTY = 20  # files named in the refusal; the rest are counted
 MAX_SLUG = 60
 NOTHING_LEFT = {"files": 0, "digest": ""}  # no earlier run left work in the tree
+MAX_FINGERPRINT_FILES = 5000
 
 
 class BranchError(Exception):
@@ -92,13 +93,15 @@ def fingerprint(root: str, files: list[str]) -> dict:
     """What these changed files hold now, as one digest: the next run
     accepts a tree that still holds exactly this (the previous run's own
     unfinished work)."""
+    if len(files) > MAX_FINGERPRINT_FILES:  # not the few files of an unfinished story: the next run asks the person
+        return {"files": len(files), "digest": ""}
     top = top_level(root)
     digest = hashlib.sha256()
     for path in sorted(files):
         digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
         try:
             with open(os.path.join(top, path), "rb") as f:
-                digest.update(hashlib.sha256(f.read()).digest())
+                digest.update(hashlib.file_digest(f, "sha256").digest())
         except IsADirectoryError:
             digest.update(b"directory")
         except OSError:
@@ -193,8 +196,10 @@ def prepare(root: str, setting: str, plan_path: str, allow_dirty: bool, state_re
     is not refused); None accepts any tree. Raises BranchError."""
     if not allow_dirty and accepted is not None:
         dirty = dirty_files(root, state_rel)
-        if dirty and fingerprint(root, dirty) != {"files": accepted.get("files"), "digest": accepted.get("digest")}:
-            raise BranchError(refuse_dirty(dirty, accepted))
+        if dirty:
+            now = fingerprint(root, dirty)
+            if not now["digest"] or now != {"files": accepted.get("files"), "digest": accepted.get("digest")}:
+                raise BranchError(refuse_dirty(dirty, accepted))
     code, base = git(root, "rev-parse", "--verify", "-q", "HEAD")
     base = base.strip() if code == 0 else ""
     previous = current_branch(root)

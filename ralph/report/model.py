@@ -52,6 +52,7 @@ FINISH_WHY = {
 USAGE_FIELDS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 TOKEN_FIELDS = USAGE_FIELDS[1:]
 ITERATION_POINTS = ("pre_iteration", "post_iteration", "on_task_complete", "on_error")
+PLAN_LANE = "PLAN"  # the timeline's row of a plan stage's iterations (no story)
 
 
 _redacted: dict[str, str] = {}  # text -> redacted: records repeat their words (results, hook names, stages)
@@ -226,7 +227,8 @@ def iteration_row(event: dict, offset: object, hooks: list[dict]) -> dict:
     rollback = event.get("rollback") if isinstance(event.get("rollback"), dict) else None
     row = {
         "iteration": event.get("iteration"),
-        "story": text(event.get("story")) or "PLAN",
+        "story": text(event.get("story")) or PLAN_LANE,
+        "planning": event.get("mode") == "plan",
         "title": text(event.get("title")),
         "stage": text(event.get("stage")),
         "result": text(event.get("result")) or "unknown",
@@ -337,6 +339,8 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
             if isinstance(item, dict) and item.get("id"):
                 order[text(item["id"])] = {"title": text(item.get("title")), "state": text(item.get("state")) or "todo"}
     for row in rows:
+        if row["planning"]:
+            continue
         entry = order.setdefault(row["story"], {"title": row["title"], "state": ""})
         entry["title"] = entry["title"] or row["title"]
     for wait in waits:
@@ -427,10 +431,11 @@ def timeline(stories: list[dict], rows: list[dict], waits: list[dict], end_s: fl
         by_story.setdefault(wait["story"] or "", []).append({
             "start_s": wait["start_s"], "end_s": wait["end_s"], "category": "waited", "iteration": wait["iteration"],
             "label": f"waited {wait['seconds']:.0f}s: {wait['reason']}"})
-    for story in stories:
-        bars = by_story.get(story["id"], [])
+    names = [PLAN_LANE] if any(r["planning"] for r in rows) else []
+    for name in names + [story["id"] for story in stories]:
+        bars = by_story.get(name, [])
         if bars:
-            lanes.append({"story": story["id"], "bars": bars})
+            lanes.append({"story": name, "bars": bars})
     if by_story.get(""):  # waits of no story (between stories)
         lanes.append({"story": "(run)", "bars": by_story[""]})
     return {"end_s": round(end_s, 3), "lanes": lanes, "bars": sum(len(lane["bars"]) for lane in lanes)}
