@@ -12,11 +12,11 @@ hand-off fail. The run's `.ralph/events.jsonl` and `.ralph/run.json` are
 copied to --out (tests/fixtures/report/night/ by default) with the temp
 paths replaced by `<project>`; nothing in them is typed by hand.
 
-    scripts/record_report_run.py [--out DIR] [--screenshot PNG]
+    scripts/record_report_run.py [--out DIR] [--screenshot PNG] [--no-record]
 
 --screenshot also renders the recorded run's report and has Debian's
 chromium (headless) take a picture of its top (docs/images/report.png is
-the README's).
+the README's); with --no-record, of the run already in --out.
 """
 from __future__ import annotations
 
@@ -139,7 +139,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT, help="where events.jsonl and run.json go")
     parser.add_argument("--screenshot", help="also write a PNG of the report's top (needs chromium)")
+    parser.add_argument("--no-record", action="store_true", help="only the screenshot, of the run already recorded in --out")
     args = parser.parse_args()
+    if args.no_record:
+        if args.screenshot:
+            shoot(args.out, args.screenshot)
+        return 0
     work = tempfile.mkdtemp(prefix="ralph-record-")
     try:
         root, done = record(work)

@@ -151,6 +151,11 @@ def ticks(end_s: float, count: int = 6) -> list[float]:
     return [end_s * i / (count - 1) for i in range(count)]
 
 
+def axis_label(seconds: float, end_s: float) -> str:
+    """A time on an axis: whole seconds once the axis spans ten or more."""
+    return formats.duration(round(seconds) if end_s >= 10 else seconds)
+
+
 def legend(categories: list[str]) -> str:
     items = "".join(f"<li><svg viewBox=\"0 0 12 12\" aria-hidden=\"true\"><rect class=\"c-{c}\" width=\"12\" height=\"12\" rx=\"2\"/></svg>"
                     f"{e(CATEGORIES[c][0])}</li>" for c in categories)
@@ -172,7 +177,7 @@ def timeline_section(model: dict) -> str:
     out = [f"<svg id=\"timeline-chart\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"timeline: one row per story, one bar per iteration\">\n"]
     for tick in ticks(end_s):
         out.append(f"<line class=\"grid\" x1=\"{x(tick):.1f}\" y1=\"0\" x2=\"{x(tick):.1f}\" y2=\"{height - AXIS_H + 4}\"/>"
-                   f"<text class=\"muted\" x=\"{x(tick):.1f}\" y=\"{height - 4}\" text-anchor=\"middle\">{e(formats.duration(tick))}</text>\n")
+                   f"<text class=\"muted\" x=\"{x(tick):.1f}\" y=\"{height - 4}\" text-anchor=\"middle\">{e(axis_label(tick, end_s))}</text>\n")
     used: list[str] = []
     for index, lane in enumerate(lanes):
         top = index * LANE_H
@@ -225,7 +230,7 @@ def cumulative_section(model: dict) -> str:
                    f"{e(label(top * fraction if measure == 'cost_usd' else int(top * fraction)))}</text>\n")
     for tick in ticks(end_s):
         px = left + (right - left) * tick / end_s
-        out.append(f"<text class=\"muted\" x=\"{px:.1f}\" y=\"{height - 8}\" text-anchor=\"middle\">{e(formats.duration(tick))}</text>\n")
+        out.append(f"<text class=\"muted\" x=\"{px:.1f}\" y=\"{height - 8}\" text-anchor=\"middle\">{e(axis_label(tick, end_s))}</text>\n")
     out.append(f"<polygon class=\"area\" points=\"{left},{bottom} {' '.join(steps)} {last_x:.1f},{bottom}\"/>\n")
     out.append(f"<polyline class=\"curve\" points=\"{' '.join(steps)}\"/>\n")
     for point in points[1:]:
