@@ -124,8 +124,9 @@ class Smoke:
             raise SmokeFailure(f"pre-tool did not deny `git push origin main`: {answer}")
         self.edit_through_link()
         self.child_environment()
-        if not os.path.exists(os.path.join(self.project, ".ralph", ".gitignore")):
-            raise SmokeFailure("the first hook call wrote no .ralph/.gitignore")
+        # an interactive session keeps its state in the git directory and writes nothing into the work tree
+        if not os.path.isdir(os.path.join(self.project, ".git", "ralph")) or os.path.exists(os.path.join(self.project, ".ralph")):
+            raise SmokeFailure("the hook calls kept no state in .git/ralph/, or wrote .ralph/ into the work tree")
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         if "usage: ralph pre-tool" not in self.run(["pre-tool", "--help"], cwd=empty).stdout or os.listdir(empty):
