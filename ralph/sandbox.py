@@ -16,9 +16,19 @@ test_sandbox_e2e.py, README "Sandbox"):
 - The network is the sandbox's own: the host's loopback (a `git daemon` on
   127.0.0.1) is unreachable, everything else goes through the client's
   proxy. With permissions skipped that proxy lets EVERY host through unless
-  it is in `network.deniedDomains` (exact names: `localhost` does not cover
-  `127.0.0.1`); `allowedDomains` alone restricts nothing, only with
-  `network.strictAllowlist: true` is it an allow-list.
+  it is in `network.deniedDomains`; `allowedDomains` alone restricts
+  nothing, only with `network.strictAllowlist: true` is it an allow-list.
+- The proxy normalises a host as a URL parser does (`2130706433`,
+  `0x7f000001`, `127.1` and `[::ffff:127.0.0.1]` are all `127.0.0.1`) and
+  matches deniedDomains exactly or as `*.domain`; a NAME is also refused when
+  it resolves to loopback, the unspecified address or this machine's own
+  addresses, but an IP LITERAL is checked against the lists only. So
+  `0.0.0.0`, `[::]`, any 127.x.y.z other than 127.0.0.1 and the machine's
+  own addresses reach its services unless the network is an allow-list: the
+  default layer allows every name under a public top-level domain
+  (`*.<tld>`, ralph/data/public_tlds.json) with strictAllowlist, which
+  leaves out every IP literal and single-label name, and denies the loopback
+  names and this machine's own names and addresses besides.
 - `failIfUnavailable` with bubblewrap or socat missing: the client refuses to
   start ("sandbox required but unavailable").
 - Two `--settings` flags: only the last one counts (the first file's hooks
@@ -27,9 +37,11 @@ test_sandbox_e2e.py, README "Sandbox"):
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -42,6 +54,9 @@ SANDBOX_KEYS: dict[str, Key] = {
                                "false: when bubblewrap cannot run, the agent runs unsandboxed instead of refusing"),
     "allowed_domains": Key(None, "hosts?", None,
                            "a list: the agent may reach ONLY these hosts (strict allow-list), e.g. package registries"),
+    "extra_allowed_domains": Key([], "hosts", None,
+                                 "hosts added to the default allow-list of public DNS names: IP addresses of other "
+                                 "machines, single-label or private names (e.g. a LAN registry)"),
     "denied_domains": Key([], "hosts", None, "more hosts the agent may not reach, on top of the forges and the remotes' hosts"),
     "verify": Key(True, "bool", None,
                   "the loop's verify command (it runs the agent's code) runs under bubblewrap too, without network"),
@@ -64,10 +79,14 @@ FORGE_DOMAINS = (
     "launchpad.net", "*.launchpad.net",
     "source.developers.google.com",
 )
-# The host's own loopback, reached through the proxy: a local git daemon, a
-# forge or registry on the machine. The sandbox's loopback is its own and
-# stays usable (tests that start a local server keep working).
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+# The host's own services, reached through the proxy: a local git daemon, a
+# forge or registry on the machine. Every spelling the proxy does not fold
+# into another (it folds decimal, hex, octal and IPv4-mapped forms into the
+# dotted quad). The sandbox's loopback is its own and stays usable (tests
+# that start a local server keep working).
+LOOPBACK_HOSTS = ("localhost", "*.localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
+                  "127.0.0.1", "127.0.1.1", "0.0.0.0", "[::1]", "[::]")
+PUBLIC_TLDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "public_tlds.json")
 
 # Credential stores: what a push or a forge merge would authenticate with.
 CREDENTIAL_PATHS = (
@@ -232,14 +251,16 @@ def explained_layer(root: str, config: dict, config_path: str | None = None) -> 
         if host:
             remote_hosts.setdefault(host, []).extend(n for n in names if n not in remote_hosts.get(host, []))
     allowed = values["allowed_domains"]
+    extra = list(values["extra_allowed_domains"])
+    listed = [*(allowed or ()), *extra]
     network: dict = {}
     denied: list[str] = []
     for host in FORGE_DOMAINS:
-        if allowed is None or host not in allowed:
+        if host not in listed:
             denied.append(host)
             why.append(("network.deniedDomains", host, "a forge: pushes, pull-request merges and API calls that update refs"))
-    for host in LOOPBACK_HOSTS:
-        if allowed is None or host not in allowed:
+    for host in [*LOOPBACK_HOSTS, *own_names_and_addresses()]:
+        if host not in listed:
             denied.append(host)
             why.append(("network.deniedDomains", host, "this machine's own services through the proxy (a local git daemon, "
                                                        "forge or registry); the sandbox's own loopback stays usable"))
@@ -250,11 +271,18 @@ def explained_layer(root: str, config: dict, config_path: str | None = None) -> 
         denied.append(host)
         why.append(("network.deniedDomains", host, "[sandbox] denied_domains in ralph.toml"))
     if allowed is not None:
-        network["allowedDomains"] = _unique(allowed)
-        network["strictAllowlist"] = True
+        network["allowedDomains"] = _unique([*allowed, *extra])
         why += [("network.allowedDomains", h, "[sandbox] allowed_domains in ralph.toml: the only hosts reachable") for h in allowed]
-        why.append(("network.strictAllowlist", "true", "makes allowedDomains an allow-list (without it the proxy lets "
-                                                        "every host through when permissions are skipped)"))
+    else:
+        tlds = public_tlds()
+        network["allowedDomains"] = _unique([*(f"*.{tld}" for tld in tlds), *extra])
+        why.append(("network.allowedDomains", f"*.<tld> for each of {len(tlds)} public top-level domains",
+                    "every DNS name stays reachable; IP literals (127.0.0.2, 0.0.0.0, [::], this machine's addresses, "
+                    "in any spelling) and single-label names do not, which no deny-list of names can say"))
+    why += [("network.allowedDomains", h, "[sandbox] extra_allowed_domains in ralph.toml") for h in extra]
+    network["strictAllowlist"] = True
+    why.append(("network.strictAllowlist", "true", "makes allowedDomains an allow-list (without it the proxy lets "
+                                                    "every host through when permissions are skipped)"))
     network["deniedDomains"] = _unique(denied)
 
     # The edit and read tools run in the client, not in bubblewrap: measured,
@@ -281,6 +309,61 @@ def explained_layer(root: str, config: dict, config_path: str | None = None) -> 
         "permissions": {"deny": _unique(rules)},
     }
     return layer, why
+
+
+def public_tlds() -> list[str]:
+    """The public top-level domains (ralph/data/public_tlds.json, made by
+    scripts/make_public_tlds.py from the Public Suffix List)."""
+    with open(PUBLIC_TLDS_FILE, encoding="utf-8") as f:
+        return list(json.load(f)["tlds"])
+
+
+def own_names_and_addresses() -> list[str]:
+    """This machine's host name and the addresses of its interfaces, as
+    deniedDomains entries (IPv6 bracketed). Names resolving to them are refused
+    by the client itself; literals are not, unless listed."""
+    found: list[str] = []
+    name = socket.gethostname().lower()  # not getfqdn(): a reverse lookup can hang where DNS is broken
+    if name and not name.startswith("localhost"):
+        found.append(name)
+    for address in _interface_addresses():
+        entry = f"[{address}]" if ":" in address else address
+        if entry not in found and entry not in LOOPBACK_HOSTS:
+            found.append(entry)
+    return found
+
+
+def _interface_addresses() -> list[str]:
+    """IPv4 addresses the kernel holds as local (/proc/net/fib_trie `/32 host
+    LOCAL`) and IPv6 addresses of the interfaces (/proc/net/if_inet6); the
+    addresses the host name resolves to elsewhere."""
+    addresses: list[str] = []
+    try:
+        with open("/proc/net/fib_trie", encoding="ascii", errors="replace") as f:
+            last = ""
+            for line in f:
+                words = line.split()
+                if len(words) >= 2 and words[0] in ("|--", "+--"):
+                    last = words[1]
+                elif "/32 host LOCAL" in line and last and last not in addresses:
+                    addresses.append(last)
+        with open("/proc/net/if_inet6", encoding="ascii", errors="replace") as f:
+            for line in f:
+                raw = line.split()[0] if line.split() else ""
+                if len(raw) == 32:
+                    packed = bytes.fromhex(raw)
+                    text = socket.inet_ntop(socket.AF_INET6, packed)
+                    if text not in addresses:
+                        addresses.append(text)
+    except (OSError, ValueError):
+        try:
+            for info in socket.getaddrinfo(socket.gethostname(), None):
+                text = str(info[4][0]).split("%", 1)[0]
+                if text not in addresses:
+                    addresses.append(text)
+        except OSError:
+            pass
+    return [a for a in addresses if a not in ("127.0.0.1", "::1")]
 
 
 # Claude Code writes project settings here; hooks in them run outside the sandbox.

@@ -22,7 +22,14 @@ tap, deno, bun), and apt packages (golang, bats, ruby + rspec + minitest, php +
 phpunit). cargo, cmake/ctest and prove are expected on the machine. A runner
 whose tool is missing is skipped and reported.
 
-usage: scripts/capture_runner_outputs.py [--cache DIR] [--only RUNNER,..] [--round-two] [--no-install] [--clean]
+Round three (`--round-three`): runners given a reader in round three
+(libcheck, CUnit, cmocka, Playwright's reporters, Maven, tcltest: group
+"reader3"), runners no rule was written for ("unseen": Criterion, CppUnit,
+doctest, test-unit, LuaUnit, zope.testrunner, stestr, lab, brittle, a bare
+assert() program), and known runners behind wrappers, in several suites, cut
+by tail/grep ("generic3").
+
+usage: scripts/capture_runner_outputs.py [--cache DIR] [--only RUNNER,..] [--round-two] [--round-three] [--no-install] [--clean]
 """
 from __future__ import annotations
 
@@ -43,9 +50,13 @@ TIMEOUT = 300
 
 APT_PACKAGES = {"go": "golang-go", "bats": "bats", "ruby": "ruby", "rspec": "ruby-rspec", "minitest": "ruby-minitest", "php": "php-cli", "phpunit": "phpunit",
                 "busted": "lua-busted", "lua5.4": "lua5.4", "elixir": "elixir", "erl": "erlang-nox", "eunit": "erlang-eunit erlang-dev", "ct_run": "erlang-common-test",
-                "gtest": "libgtest-dev", "catch2": "catch2", "meson": "meson", "shunit2": "shunit2", "shellcheck": "shellcheck", "rsync": "rsync"}
-PIP_PACKAGES = ["pytest", "tox", "nox", "behave", "green", "ward", "nose2", "ruff", "black", "flake8", "mypy"]
-NPM_PACKAGES = ["jest", "vitest@3", "vite@7", "mocha", "tape", "tap", "deno", "bun", "ava", "uvu", "@cucumber/cucumber", "jasmine", "qunit", "prettier", "eslint"]
+                "gtest": "libgtest-dev", "catch2": "catch2", "meson": "meson", "shunit2": "shunit2", "shellcheck": "shellcheck", "rsync": "rsync",
+                "checkmk": "check", "pkg-config": "pkg-config", "cunit": "libcunit1-dev", "cmocka": "libcmocka-dev", "criterion": "libcriterion-dev",
+                "cppunit": "libcppunit-dev", "doctest": "doctest-dev", "testunit": "ruby-test-unit", "luaunit": "lua-unit", "mvn": "maven", "tclsh": "tcl"}
+PIP_PACKAGES = ["pytest", "tox", "nox", "behave", "green", "ward", "nose2", "ruff", "black", "flake8", "mypy", "coverage", "uv",
+                "zope.testrunner", "stestr"]
+NPM_PACKAGES = ["jest", "vitest@3", "vite@7", "mocha", "tape", "tap", "deno", "bun", "ava", "uvu", "@cucumber/cucumber", "jasmine", "qunit", "prettier", "eslint",
+                 "@playwright/test", "pnpm", "@hapi/lab", "@hapi/code", "brittle"]
 
 # runner -> command printing its version (run in the sample's work dir)
 VERSION_COMMANDS = {
@@ -64,6 +75,15 @@ VERSION_COMMANDS = {
     "shunit2": "dpkg-query -W -f='shunit2 ${Version}' shunit2", "ava": "npx ava --version", "uvu": "node -p \"require('uvu/package.json').version\"",
     "jasmine": "npx jasmine --version | head -1", "qunit": "npx qunit --version", "cucumber": "npx cucumber-js --version",
     "green": "green --version | head -1", "ward": "ward --version", "nose2": "nose2 --version", "doctest": "python --version",
+    "libcheck": "dpkg-query -W -f='check ${Version}' check", "cunit": "dpkg-query -W -f='cunit ${Version}' libcunit1-dev",
+    "cmocka": "dpkg-query -W -f='cmocka ${Version}' libcmocka-dev", "playwright": "npx playwright --version",
+    "maven": "mvn -v | head -1", "tcltest": "echo 'puts [package require tcltest]' | tclsh",
+    "criterion": "dpkg-query -W -f='criterion ${Version}' libcriterion-dev", "cppunit": "dpkg-query -W -f='cppunit ${Version}' libcppunit-dev",
+    "doctest_cpp": "dpkg-query -W -f='doctest ${Version}' doctest-dev", "testunit": "dpkg-query -W -f='test-unit ${Version}' ruby-test-unit",
+    "luaunit": "dpkg-query -W -f='luaunit ${Version}' lua-unit", "zope": "pip show zope.testrunner | grep Version",
+    "stestr": "stestr --version", "lab": "node -p \"require('@hapi/lab/package.json').version\"",
+    "brittle": "node -p \"require('brittle/package.json').version\"", "plainc": "cc --version | head -1",
+    "coverage": "coverage --version | head -1", "uv": "uv --version", "pnpm": "pnpm --version",
 }
 # runner -> programs that must be on PATH to capture it
 REQUIRES = {
@@ -75,6 +95,10 @@ REQUIRES = {
     "gtest": ["g++"], "catch2": ["g++"], "meson": ["meson", "ninja"], "makecheck": ["make", "cc"], "ownscript": ["cc", "lua5.4"],
     "shunit2": ["shunit2"], "ava": ["ava"], "uvu": ["uvu"], "jasmine": ["jasmine"], "qunit": ["qunit"], "cucumber": ["cucumber-js"],
     "green": ["green"], "ward": ["ward"], "nose2": ["nose2"], "doctest": ["python"], "nontest": ["bash"],
+    "libcheck": ["cc", "pkg-config"], "cunit": ["cc"], "cmocka": ["cc"], "playwright": ["playwright"], "maven": ["mvn"],
+    "tcltest": ["tclsh"], "criterion": ["cc"], "cppunit": ["c++"], "doctest_cpp": ["c++"], "testunit": ["ruby"],
+    "luaunit": ["lua5.4"], "zope": ["zope-testrunner"], "stestr": ["stestr"], "lab": ["lab"], "brittle": ["node"],
+    "plainc": ["cc"], "coverage": ["coverage"], "uv": ["uv"], "pnpm": ["pnpm"],
 }
 
 
@@ -91,7 +115,8 @@ def masked_variants(runner: str, sample: str, base: str, expect: str, prefix: st
     """The ways an agent's command hides the runner's exit status."""
     cat = "masked_fail" if expect == "fail" else "masked_pass"
     return [
-        Scenario(runner, f"{prefix}masked_tail", expect, cat, sample, f"{base} 2>&1 | tail -5"),
+        Scenario(runner, f"{prefix}masked_tail", expect, cat, sample, f"{base} 2>&1 | tail -5", accept=("unknown",) if expect == "pass" else (),
+                 note="cut by tail with the status masked: a passing summary is unknown" if expect == "pass" else ""),
         Scenario(runner, f"{prefix}masked_or_true", expect, cat, sample, f"{base} || true"),
         Scenario(runner, f"{prefix}masked_tee", expect, cat, sample, f"{base} | tee test-output.log"),
         Scenario(runner, f"{prefix}masked_echo_done", expect, cat, sample, f"{base}; echo done"),
@@ -139,7 +164,8 @@ def scenarios() -> list[Scenario]:
           note="cut to the first lines; the progress line shows the F"),
         S("pytest", "fail_head_banner_only", "fail", "masked_fail", "pytest", "pytest tests_fail | head -n 3", accept=("unknown",),
           note="cut before any result is visible: unknown is the rule's answer"),
-        S("pytest", "pass_tail", "pass", "masked_pass", "pytest", "pytest tests_pass 2>&1 | tail -3"),
+        S("pytest", "pass_tail", "pass", "masked_pass", "pytest", "pytest tests_pass 2>&1 | tail -3", accept=("unknown",),
+          note="cut by tail with the status masked: a passing summary is unknown"),
         S("pytest", "pass_or_true", "pass", "masked_pass", "pytest", "pytest -q tests_pass || true"),
         S("pytest", "fail_make_test", "fail", "true_fail", "pytest", "make test-fail"),
         S("pytest", "pass_make_test", "pass", "true_pass", "pytest", "make test"),
@@ -412,7 +438,8 @@ def round_two() -> list[Scenario]:
     def masks(runner: str, sample: str, base: str, expect: str, prep: str = "", head: str = "", grep: str = "") -> list[Scenario]:
         cat = "masked_fail" if expect == "fail" else "masked_pass"
         v = "" if expect == "fail" else "pass_"
-        found = [S(runner, f"{v}masked_tail", expect, cat, sample, f"{base} 2>&1 | tail -5", prep=prep),
+        found = [S(runner, f"{v}masked_tail", expect, cat, sample, f"{base} 2>&1 | tail -5", prep=prep,
+                   accept=("unknown",) if expect == "pass" else (), note="cut by tail with the status masked: a passing summary is unknown" if expect == "pass" else ""),
                  S(runner, f"{v}masked_or_true", expect, cat, sample, f"{base} || true", prep=prep)]
         if head:
             found.append(S(runner, f"{v}cut_head", expect, cat, sample, f"{base} 2>&1 | head -{head}", accept=("unknown",), prep=prep,
@@ -647,6 +674,135 @@ def round_two() -> list[Scenario]:
     return out
 
 
+# --- round three: readers for C, Playwright, Maven and tcltest ("reader3"); runners no rule
+# was written for ("unseen", the honest measure of the generic rules); known runners behind
+# wrappers, in several suites, cut by tail/grep ("generic3").
+READER3 = ("libcheck", "cunit", "cmocka", "playwright", "maven", "tcltest")
+# runners no rule was written for: the first ones were looked at while the generic rules were
+# written ("unseen_tuned"); the others only after ("unseen_holdout"), the honest figure
+UNSEEN_TUNED = ("criterion", "cppunit", "zope", "stestr", "plainc")
+UNSEEN_HOLDOUT = ("doctest_cpp", "testunit", "luaunit", "lab", "brittle")
+UNSEEN = UNSEEN_TUNED + UNSEEN_HOLDOUT
+
+
+def round_three() -> list[Scenario]:
+    S = Scenario
+    out: list[Scenario] = []
+
+    def masks(runner: str, sample: str, base: str, expect: str, prep: str = "") -> list[Scenario]:
+        cat = "masked_fail" if expect == "fail" else "masked_pass"
+        v = "" if expect == "fail" else "pass_"
+        return [S(runner, f"{v}masked_tail", expect, cat, sample, f"{base} 2>&1 | tail -5", accept=("unknown",), prep=prep,
+                  note="cut by tail with the status masked: fail only on visible failures, else unknown"),
+                S(runner, f"{v}masked_or_true", expect, cat, sample, f"{base} || true", prep=prep)]
+
+    c_prep = "make -s check_calc"
+    out += [
+        S("libcheck", "pass", "pass", "true_pass", "libcheck", "./check_calc", prep=c_prep),
+        S("libcheck", "pass_verbose", "pass", "true_pass", "libcheck", "CK_VERBOSITY=verbose ./check_calc", prep=c_prep),
+        S("libcheck", "fail", "fail", "true_fail", "libcheck", "CALC_BROKEN=1 ./check_calc", prep=c_prep),
+        S("libcheck", "fail_verbose", "fail", "true_fail", "libcheck", "CALC_BROKEN=1 CK_VERBOSITY=verbose ./check_calc", prep=c_prep),
+        S("libcheck", "fail_crash_signal", "fail", "true_fail", "libcheck", "CALC_CRASH=1 ./check_calc", prep=c_prep),
+        S("libcheck", "fail_make_check", "fail", "true_fail", "libcheck", "CALC_BROKEN=1 make check", prep=c_prep),
+    ]
+    out += masks("libcheck", "libcheck", "CALC_BROKEN=1 ./check_calc", "fail", prep=c_prep)
+    cu_prep = "cc -o test_calc test_calc.c -lcunit"
+    out += [
+        S("cunit", "pass", "pass", "true_pass", "cunit", "./test_calc", prep=cu_prep),
+        S("cunit", "fail", "fail", "true_fail", "cunit", "CALC_BROKEN=1 ./test_calc", prep=cu_prep),
+        S("cunit", "fail_silent", "fail", "true_fail", "cunit", "CALC_BROKEN=1 CU_SILENT=1 ./test_calc", prep=cu_prep),
+    ]
+    out += masks("cunit", "cunit", "CALC_BROKEN=1 ./test_calc", "fail", prep=cu_prep)
+    cm_prep = "cc -o test_calc test_calc.c -lcmocka"
+    out += [
+        S("cmocka", "pass_skip", "pass", "true_pass", "cmocka", "./test_calc", prep=cm_prep),
+        S("cmocka", "fail", "fail", "true_fail", "cmocka", "CALC_BROKEN=1 ./test_calc", prep=cm_prep),
+        S("cmocka", "fail_tap", "fail", "true_fail", "cmocka", "CALC_BROKEN=1 CMOCKA_MESSAGE_OUTPUT=TAP ./test_calc", prep=cm_prep),
+        S("cmocka", "pass_tap", "pass", "true_pass", "cmocka", "CMOCKA_MESSAGE_OUTPUT=TAP ./test_calc", prep=cm_prep),
+    ]
+    out += masks("cmocka", "cmocka", "CALC_BROKEN=1 ./test_calc", "fail", prep=cm_prep)
+    for reporter in ("dot", "line", "json", "list"):
+        out += [
+            S("playwright", f"pass_{reporter}", "pass", "true_pass", "playwright", f"npx playwright test --reporter={reporter}"),
+            S("playwright", f"fail_{reporter}", "fail", "true_fail", "playwright", f"CALC_BROKEN=1 npx playwright test --reporter={reporter}"),
+        ]
+    out += masks("playwright", "playwright", "CALC_BROKEN=1 npx playwright test --reporter=dot", "fail")
+    out += [S("playwright", "list_tests", "not_test", "not_test", "playwright", "npx playwright test --list")]
+    out += [
+        S("maven", "pass", "pass", "true_pass", "maven", "mvn -o -B test"),
+        S("maven", "pass_quiet", "pass", "true_pass", "maven", "mvn -o -q test", accept=("unknown",), note="-q prints nothing when all pass"),
+        S("maven", "fail", "fail", "true_fail", "maven", "CALC_BROKEN=1 mvn -o -B test"),
+        S("maven", "fail_quiet", "fail", "true_fail", "maven", "CALC_BROKEN=1 mvn -o -q test"),
+        S("maven", "fail_compile_main", "fail", "true_fail", "maven", "cd broken && mvn -o -B test"),
+        S("maven", "fail_compile_main_quiet", "fail", "true_fail", "maven", "cd broken && mvn -o -q test"),
+        S("maven", "fail_compile_test", "fail", "true_fail", "maven", "cd testbroken && mvn -o -B test"),
+        S("maven", "fail_verify", "fail", "true_fail", "maven", "CALC_BROKEN=1 mvn -o -B verify"),
+        S("nontest", "mvn_compile_error", "not_test", "not_test", "maven", "cd broken && mvn -o -B compile"),
+    ]
+    out += masks("maven", "maven", "CALC_BROKEN=1 mvn -o -B test", "fail")
+    out += masks("maven", "maven", "cd broken && mvn -o -B test", "fail")[:1]
+    out[-1].variant = "compile_masked_tail"
+    out += [
+        S("tcltest", "pass_skip", "pass", "true_pass", "tcltest", "tclsh all.tcl"),
+        S("tcltest", "pass_file", "pass", "true_pass", "tcltest", "tclsh calc.test"),
+        S("tcltest", "fail", "fail", "true_fail", "tcltest", "CALC_BROKEN=1 tclsh all.tcl"),
+        S("tcltest", "fail_file", "fail", "true_fail", "tcltest", "CALC_BROKEN=1 tclsh calc.test"),
+        S("tcltest", "fail_exit", "fail", "true_fail", "tcltest_exit", "CALC_BROKEN=1 tclsh all.tcl"),
+        S("tcltest", "pass_exit", "pass", "true_pass", "tcltest_exit", "tclsh all.tcl"),
+    ]
+    out += masks("tcltest", "tcltest", "CALC_BROKEN=1 tclsh all.tcl", "fail")
+    # runners no rule was written for
+    u_prep = "make -s all"
+    for runner, binary in (("criterion", "test_criterion"), ("cppunit", "test_cppunit"), ("doctest_cpp", "test_doctest")):
+        out += [S(runner, "pass", "pass", "true_pass", "unseen_c", f"./{binary}", prep=u_prep),
+                S(runner, "fail", "fail", "true_fail", "unseen_c", f"CALC_BROKEN=1 ./{binary}", prep=u_prep)]
+        out += masks(runner, "unseen_c", f"CALC_BROKEN=1 ./{binary}", "fail", prep=u_prep)
+    out += [
+        S("plainc", "pass", "pass", "true_pass", "unseen_c", "./test_plain", prep=u_prep),
+        S("plainc", "fail_abort_signal", "fail", "true_fail", "unseen_c", "CALC_BROKEN=1 ./test_plain", prep=u_prep),
+        S("plainc", "fail_segv_signal", "fail", "true_fail", "unseen_c", "CALC_CRASH=1 ./test_plain", prep=u_prep),
+        S("testunit", "pass", "pass", "true_pass", "unseen_misc", "ruby test/test_calc.rb"),
+        S("testunit", "fail", "fail", "true_fail", "unseen_misc", "CALC_BROKEN=1 ruby test/test_calc.rb"),
+        S("luaunit", "pass", "pass", "true_pass", "unseen_misc", "lua5.4 test_calc.lua"),
+        S("luaunit", "fail", "fail", "true_fail", "unseen_misc", "CALC_BROKEN=1 lua5.4 test_calc.lua"),
+        S("luaunit", "fail_tap", "fail", "true_fail", "unseen_misc", "CALC_BROKEN=1 lua5.4 test_calc.lua -o tap"),
+        S("zope", "pass", "pass", "true_pass", "unseen_py", "zope-testrunner --path=."),
+        S("zope", "fail", "fail", "true_fail", "unseen_py", "CALC_BROKEN=1 zope-testrunner --path=."),
+        S("stestr", "pass", "pass", "true_pass", "unseen_py", "rm -rf .stestr && stestr run"),
+        S("stestr", "fail", "fail", "true_fail", "unseen_py", "rm -rf .stestr && CALC_BROKEN=1 stestr run"),
+        S("lab", "pass", "pass", "true_pass", "unseen_js", "npx lab test/calc.js"),
+        S("lab", "fail", "fail", "true_fail", "unseen_js", "CALC_BROKEN=1 npx lab test/calc.js"),
+        S("brittle", "pass", "pass", "true_pass", "unseen_js", "node brittle.test.js"),
+        S("brittle", "fail", "fail", "true_fail", "unseen_js", "CALC_BROKEN=1 node brittle.test.js"),
+    ]
+    for runner, sample, base in (("testunit", "unseen_misc", "CALC_BROKEN=1 ruby test/test_calc.rb"), ("luaunit", "unseen_misc", "CALC_BROKEN=1 lua5.4 test_calc.lua"),
+                                 ("zope", "unseen_py", "CALC_BROKEN=1 zope-testrunner --path=."), ("lab", "unseen_js", "CALC_BROKEN=1 npx lab test/calc.js"),
+                                 ("brittle", "unseen_js", "CALC_BROKEN=1 node brittle.test.js")):
+        out += masks(runner, sample, base, "fail")
+    # known runners behind wrappers, in two suites, cut
+    out += [
+        S("coverage", "pytest_fail", "fail", "true_fail", "pytest", "coverage run -m pytest -q -p no:cacheprovider tests_fail"),
+        S("coverage", "pytest_pass", "pass", "true_pass", "pytest", "coverage run -m pytest -q -p no:cacheprovider tests_pass"),
+        S("uv", "run_pytest_fail", "fail", "true_fail", "pytest", "uv run --no-project pytest -q -p no:cacheprovider tests_fail"),
+        S("uv", "run_pytest_pass", "pass", "true_pass", "pytest", "uv run --no-project pytest -q -p no:cacheprovider tests_pass"),
+        S("pnpm", "exec_playwright_fail", "fail", "true_fail", "playwright", "CALC_BROKEN=1 pnpm exec playwright test --reporter=line"),
+        S("tox", "e_fail", "fail", "true_fail", "pytest", "tox -q -e py -- tests_fail"),
+        S("makecheck", "make_C_fail", "fail", "true_fail", "pytest", "make -C sub test-fail"),
+        S("makecheck", "make_C_pass", "pass", "true_pass", "pytest", "make -C sub test"),
+        S("ownscript", "two_suites_fail_then_pass", "fail", "true_fail", "pytest", "./run_all_tests.sh"),
+        S("ownscript", "two_suites_pass", "pass", "true_pass", "pytest", "./run_all_tests.sh tests_pass tests_skip"),
+        S("pytest", "two_suites_bash_c", "fail", "true_fail", "pytest",
+          "bash -c 'python -m pytest -q -p no:cacheprovider tests_fail; python -m pytest -q -p no:cacheprovider tests_pass'"),
+        S("ownscript", "two_suites_tail", "fail", "masked_fail", "pytest", "./run_all_tests.sh | tail -3", accept=("unknown",),
+          note="tail keeps only the second suite's passing summary: unknown, never pass"),
+        S("ownscript", "two_suites_grep_passed", "fail", "masked_fail", "pytest", "./run_all_tests.sh | grep passed", accept=("unknown",),
+          note="grep keeps only the passing summary: unknown, never pass"),
+        S("ownscript", "two_suites_pass_tail", "pass", "masked_pass", "pytest", "./run_all_tests.sh tests_pass tests_skip | tail -3",
+          accept=("unknown",), note="cut and masked: unknown is the rule's answer"),
+    ]
+    return out
+
+
 def sh(cmd: str, cwd: Path | None = None, env: dict | None = None, timeout: int = TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           stdin=subprocess.DEVNULL, timeout=timeout, text=True, errors="replace")
@@ -715,7 +871,8 @@ def work_copy(cache: Path, sample: str, prep: str, env: dict, prepared: set[str]
         shutil.rmtree(dest)
     if not dest.exists():
         shutil.copytree(SAMPLES / sample, dest)
-        if (SAMPLES / sample / "package.json").exists() or sample in ("tape", "tap", "node", "nontest", "deno", "jasmine", "qunit", "cucumber", "nontest2"):
+        if (SAMPLES / sample / "package.json").exists() or sample in ("tape", "tap", "node", "nontest", "deno", "jasmine", "qunit", "cucumber", "nontest2",
+                                                                          "playwright", "unseen_js"):
             link = dest / "node_modules"
             if not link.exists():
                 link.symlink_to(cache / "npm" / "node_modules")
@@ -742,6 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-install", action="store_true")
     ap.add_argument("--clean", action="store_true", help="remove existing fixtures first")
     ap.add_argument("--round-two", action="store_true", help="only the round-two captures (runners with no dedicated reader, hung runs, look-alikes)")
+    ap.add_argument("--round-three", action="store_true", help="only the round-three captures (new readers, runners never seen, wrappers and cut output)")
     args = ap.parse_args(argv)
     cache = Path(args.cache).resolve()
     cache.mkdir(parents=True, exist_ok=True)
@@ -754,7 +912,7 @@ def main(argv: list[str] | None = None) -> int:
     skipped: dict[str, str] = {}
     prepared: set[str] = set()
     counts: dict[str, int] = {}
-    for sc in (round_two() if args.round_two else scenarios()):
+    for sc in (round_three() if args.round_three else round_two() if args.round_two else scenarios()):
         if only and sc.runner not in only:
             continue
         if sc.runner in skipped:
@@ -790,7 +948,10 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.round_two:
             fixture["group"] = "tuned" if sc.runner in TUNED else "holdout" if sc.runner in HOLDOUT else "nontest" if sc.runner == "nontest" else "known"
-        path = FIXTURES / sc.category / f"{sc.runner}_{sc.variant}.json"
+        if args.round_three:
+            fixture["group"] = ("reader3" if sc.runner in READER3 else "unseen_tuned" if sc.runner in UNSEEN_TUNED
+                                else "unseen_holdout" if sc.runner in UNSEEN_HOLDOUT else "nontest" if sc.runner == "nontest" else "generic3")
+        path = FIXTURES / sc.category / f"{sc.runner}_{'r3_' if args.round_three else ''}{sc.variant}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n")

@@ -4,10 +4,13 @@
 usage: scripts/test_outcome_report.py [--group tuned|holdout|nontest|...] [--show-misses]
 
 Groups come from each fixture's `group` field (set by
-scripts/capture_runner_outputs.py for the round-two captures); fixtures
-without one are "reader" (runners with a dedicated reader). Prints, per
-group: failing runs caught (verdict `fail`), precision of `fail` (no passing
-run or non-test command judged `fail`), and every cross error.
+scripts/capture_runner_outputs.py for the round-two and round-three
+captures); fixtures without one are "reader" (runners with a dedicated
+reader). "unseen_tuned" and "unseen_holdout" are runners no rule was written
+for (the holdout ones were looked at only after the rules were). Prints, per
+group: failing runs caught (recall of `fail`), precision of `fail` (no passing
+run or non-test command judged `fail`), precision of `pass` (no failing run
+judged `pass`), and every verdict outside expect+accept.
 """
 from __future__ import annotations
 
@@ -45,14 +48,20 @@ def main(argv: list[str] | None = None) -> int:
         if got == "fail":
             c["judged_fail"] += 1
             c["false_fail"] += want != "fail"
+        if got == "pass":
+            c["judged_pass"] += 1
+            c["false_pass"] += want != "pass"
         if got != want and got not in f.get("accept", []):
             c["wrong"] += 1
         if got != want:
-            misses.append(f"{group:8} {path.parent.name}/{path.stem}: want {want}, got {got}  [{f['command']}]")
+            misses.append(f"{group:14} {path.parent.name}/{path.stem}: want {want}, got {got}  [{f['command']}]")
     for group, c in sorted(rows.items()):
         precision = 1.0 if not c["judged_fail"] else (c["judged_fail"] - c["false_fail"]) / c["judged_fail"]
-        print(f"{group:8} cases={c['cases']:4} failing runs caught {c['caught']}/{c['failing']}  "
-              f"fail precision {precision:.2f} ({c['false_fail']} false)  outside expect+accept: {c['wrong']}")
+        pass_precision = 1.0 if not c["judged_pass"] else (c["judged_pass"] - c["false_pass"]) / c["judged_pass"]
+        recall = f"{c['caught'] / c['failing']:.2f}" if c["failing"] else "-"
+        print(f"{group:14} cases={c['cases']:4} failing runs caught {c['caught']}/{c['failing']} ({recall})  "
+              f"fail precision {precision:.2f} ({c['false_fail']} false)  pass precision {pass_precision:.2f} ({c['false_pass']} false)  "
+              f"outside expect+accept: {c['wrong']}")
     if args.show_misses:
         print("\n".join(misses))
     return 0

@@ -12,7 +12,7 @@ from tests.sandbox_support import sandbox_available  # noqa: F401 - fixture
 
 from ralph.config.reading import parse_config
 from ralph.config.schema import ConfigError
-from ralph.sandbox import (CREDENTIAL_PATHS, FORGE_DOMAINS, LOOPBACK_HOSTS, merge_settings, probe,
+from ralph.sandbox import (CREDENTIAL_PATHS, FORGE_DOMAINS, LOOPBACK_HOSTS, merge_settings, own_names_and_addresses, probe, public_tlds,
                            sandbox_config, settings_layer, url_host)
 
 
@@ -45,8 +45,38 @@ def test_layer_turns_the_sandbox_on_and_refuses_unsandboxed_commands(repo):
     for path in ("~/.ssh", "~/.git-credentials", "~/.netrc", "~/.config/gh", "~/.config/glab-cli", "~/.aws"):
         assert path in sandbox["filesystem"]["denyRead"]
     denied = sandbox["network"]["deniedDomains"]
-    assert denied == [*FORGE_DOMAINS, *LOOPBACK_HOSTS]
-    assert "allowedDomains" not in sandbox["network"]
+    assert denied == [*FORGE_DOMAINS, *LOOPBACK_HOSTS, *own_names_and_addresses()]
+    # every public DNS name is allowed, nothing else: IP literals (any 127.x, 0.0.0.0, [::],
+    # this machine's addresses) and single-label names are not on the list
+    allowed = sandbox["network"]["allowedDomains"]
+    assert sandbox["network"]["strictAllowlist"] is True
+    assert allowed == [f"*.{tld}" for tld in public_tlds()] and {"*.com", "*.org", "*.io", "*.dev"} <= set(allowed)
+    assert all(a.startswith("*.") and not a[2:].replace(".", "").isdigit() for a in allowed)
+    assert "*.localhost" not in allowed and "*.local" not in allowed
+
+
+def test_public_tlds_come_from_the_public_suffix_list():
+    tlds = public_tlds()
+    assert len(tlds) > 1000 and tlds == sorted(set(tlds))
+    assert all(t.isascii() and t == t.lower() and "." not in t for t in tlds)
+    assert {"com", "net", "org", "uk", "de", "xn--p1ai"} <= set(tlds) and "localhost" not in tlds
+
+
+def test_this_machines_names_and_addresses_are_denied():
+    import socket
+
+    found = own_names_and_addresses()
+    assert socket.gethostname().lower() in found
+    assert not set(found) & {"127.0.0.1", "[::1]", "localhost"}  # those are in LOOPBACK_HOSTS already
+    assert all(not (":" in a and not a.startswith("[")) for a in found), found  # IPv6 bracketed, as the client takes it
+
+
+def test_extra_allowed_hosts_join_the_default_allow_list(repo):
+    config = parse_config('[sandbox]\nextra_allowed_domains = ["10.1.2.3", "registry.lan", "0.0.0.0"]\n', "ralph.toml")
+    network = settings_layer(str(repo), config)["sandbox"]["network"]
+    assert network["allowedDomains"][-3:] == ["10.1.2.3", "registry.lan", "0.0.0.0"]
+    assert "*.com" in network["allowedDomains"] and network["strictAllowlist"] is True
+    assert "0.0.0.0" not in network["deniedDomains"]  # listed by the user: the deny-list does not undo it
 
 
 def test_every_remote_denied_local_paths_read_only_and_hosts_unreachable(repo, tmp_path):
@@ -124,7 +154,7 @@ def test_config_errors_name_file_line_key_and_fix(tmp_path, text, where, words):
 def test_defaults_in_one_table():
     values = sandbox_config({})
     assert values == {"enabled": True, "fail_if_unavailable": True, "verify": True, "allowed_domains": None,
-                      "denied_domains": [], "deny_write": [], "deny_read": []}
+                      "extra_allowed_domains": [], "denied_domains": [], "deny_write": [], "deny_read": []}
 
 
 @pytest.mark.parametrize("url, host", [

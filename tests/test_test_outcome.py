@@ -81,9 +81,18 @@ def test_fixture_is_a_real_capture(name: str, fixture: dict) -> None:
 
 # --- the pure rule ---------------------------------------------------------
 
+# Runners no rule was written for are a measure, not a specification: a miss there
+# is allowed (reported by scripts/test_outcome_report.py), a cross error is not.
+MEASURED_ONLY = ("unseen_tuned", "unseen_holdout")
+CROSS_ERRORS = {("pass", "fail"), ("not_test", "fail"), ("unknown", "fail"), ("fail", "pass"), ("not_test", "pass"), ("unknown", "pass")}
+
+
 @pytest.mark.parametrize("name,fixture", CASES, ids=CASE_IDS)
 def test_judge_test_run(name: str, fixture: dict) -> None:
     verdict = judge_test_run(fixture["command"], fixture["exit_code"], fixture["output"])
+    if fixture.get("group") in MEASURED_ONLY:
+        assert (fixture["expect"], verdict.verdict) not in CROSS_ERRORS, f"{name}: {verdict.to_dict()}"
+        return
     assert verdict.verdict in acceptable(fixture), (
         f"{name}: expected {fixture['expect']}, got {verdict.to_dict()}\ncommand: {fixture['command']}")
     if verdict.verdict in ("fail", "pass"):
@@ -179,7 +188,8 @@ def test_classify_entry_point(name: str, fixture: dict, classify_results: dict) 
     code, out, err = classify_results[name]
     assert code == 0, err
     result = json.loads(out)
-    assert result["verdict"] in acceptable(fixture), f"{name}: {result}"
+    if fixture.get("group") not in MEASURED_ONLY:
+        assert result["verdict"] in acceptable(fixture), f"{name}: {result}"
     assert result["exit_code"] == fixture["exit_code"]
     same = judge_test_run(fixture["command"], fixture["exit_code"], fixture["output"]).to_dict()
     assert {k: result[k] for k in same} == same, "classify must give the pure rule's verdict"
@@ -374,7 +384,8 @@ def test_hung_runs_fail_and_name_the_running_test(stem: str, running: str) -> No
 
 def test_hung_program_with_no_test_evidence_is_not_a_failing_run() -> None:
     assert judge_test_run("timeout 5 ./server", 124, "listening on :8080\n").verdict == "not_test"
-    assert judge_test_run("timeout 5 ./run_tests.sh", 124, "").verdict == "unknown"  # named like a test, nothing shows a test running
+    # named like a test and stopped by `timeout`: it did not pass, whatever it printed
+    assert judge_test_run("timeout 5 ./run_tests.sh", 124, "").verdict == "fail"
 
 
 @pytest.mark.parametrize("command", [
@@ -469,3 +480,102 @@ def test_classify_reads_the_tests_section(tmp_path) -> None:
     result = json.loads(r.stdout)
     assert result["verdict"] == "fail" and result["runner"] == "project"
     assert result["tests_config"]["commands"] == ["./ci/unit.sh"]
+
+
+# --- round three: readers for C libraries, Playwright, Maven, tcltest; rules that need no reader ---
+
+ROUND_THREE = [(name, f) for name, f in CASES if f.get("group") in ("reader3", "generic3", "unseen_tuned", "unseen_holdout")]
+
+
+def test_round_three_corpus_was_captured_for_every_new_reader_and_unseen_runner() -> None:
+    tools = {f["tool"] for _, f in ROUND_THREE}
+    assert {"libcheck", "cunit", "cmocka", "playwright", "maven", "tcltest"} <= tools
+    unseen = {f["tool"] for _, f in ROUND_THREE if f["group"].startswith("unseen")}
+    assert len(unseen) >= 8, unseen
+    assert {f["command"].split("--reporter=")[1].split()[0] for _, f in ROUND_THREE
+            if f["tool"] == "playwright" and "--reporter=" in f["command"]} >= {"dot", "line", "json", "list"}
+
+
+@pytest.mark.parametrize("group,floor", [("unseen_tuned", 0.8), ("unseen_holdout", 0.9), ("reader3", 0.9), ("generic3", 0.85)])
+def test_round_three_recall_and_precision(group: str, floor: float) -> None:
+    """Failing runs caught, and not one passing run, non-test command or empty run judged failing."""
+    cases = [f for _, f in ROUND_THREE if f["group"] == group]
+    verdicts = [(f["expect"], judge_test_run(f["command"], f["exit_code"], f["output"]).verdict) for f in cases]
+    failing = [got for want, got in verdicts if want == "fail"]
+    assert failing and sum(got == "fail" for got in failing) / len(failing) >= floor, (group, verdicts)
+    assert not [v for v in verdicts if v[1] == "fail" and v[0] != "fail"], (group, verdicts)
+
+
+@pytest.mark.parametrize("stem,runner,named", [
+    ("libcheck_r3_fail", "libcheck", "test_add"), ("libcheck_r3_fail_crash_signal", "libcheck", "test_crash"),
+    ("cunit_r3_fail", "cunit", "adds"), ("cmocka_r3_fail", "cmocka", "test_add"),
+    ("playwright_r3_fail_dot", "playwright", "calc.spec.js:4:1 \u203a adds"), ("playwright_r3_fail_json", "playwright", "adds"),
+    ("playwright_r3_fail_line", "playwright", "adds"), ("maven_r3_fail", "maven", "CalcTest.adds"),
+    ("maven_r3_fail_compile_main", "maven", "compilation failed"), ("tcltest_r3_fail", "tcltest", "calc-1.1 adds"),
+])
+def test_new_readers_name_the_runner_and_the_failing_tests(stem: str, runner: str, named: str) -> None:
+    f = next(f for name, f in CASES if name.endswith("/" + stem))
+    verdict = judge_test_run(f["command"], f["exit_code"], f["output"])
+    assert verdict.verdict == "fail" and verdict.runner == runner, verdict
+    assert any(named in t for t in verdict.failing_tests), verdict.failing_tests
+
+
+def test_a_summary_table_is_read_key_by_key() -> None:
+    """`Failed 0` is no failure: the number follows its word in a table row."""
+    for line, want in (("all.tcl:\tTotal\t3\tPassed\t2\tSkipped\t1\tFailed\t0", "pass"),
+                       ("all.tcl:\tTotal\t3\tPassed\t1\tSkipped\t1\tFailed\t1", "fail"),
+                       ("Total 5 Passed 5 Skipped 2 Failed 0", "pass"), ("| Total | 4 | Passed | 3 | Failed | 1 |", "fail"),
+                       ("Run:  2   Failures: 0   Errors: 0", "zero_or_pass"), ("Tested: 2 | Passing: 2 | Failing: 0 | Crashing: 0", "pass")):
+        got = judge_test_run("./run_tests.sh", 0, f"output\n{line}\n").verdict
+        assert got == want or (want == "zero_or_pass" and got in ("pass", "unknown")), (line, got)
+
+
+def test_an_earlier_failing_suite_is_not_undone_by_a_later_pass() -> None:
+    two = "F.   [100%]\nFAILED t.py::test_a\n1 failed, 1 passed in 0.01s\n..   [100%]\n2 passed in 0.01s\n"
+    assert judge_test_run("./run_all_tests.sh", 0, two).verdict == "fail"
+    assert judge_test_run("pytest -q a; pytest -q b", 0, two.replace("   [100%]", "")).verdict == "fail"
+    # a test that prints a summary-looking line inside one run is not an earlier suite
+    printed = "t.py .=== 1 failed, 2 passed in 0.10s ===\n.\n==== 2 passed in 0.01s ====\n"
+    assert judge_test_run("pytest -s t.py", 0, printed).verdict == "pass"
+
+
+def test_cut_output_with_a_masked_status_is_never_a_pass() -> None:
+    assert judge_test_run("pytest -q | tail -3", 0, "3 passed in 0.01s\n").verdict == "unknown"
+    assert judge_test_run("./run_all_tests.sh | grep passed", 0, "3 passed in 0.01s\n").verdict == "unknown"
+    assert judge_test_run("set -o pipefail; pytest -q | tail -3", 0, "3 passed in 0.01s\n").verdict == "pass"
+    assert judge_test_run("pytest -q | tee log", 0, "3 passed in 0.01s\n").verdict == "pass"  # tee cuts nothing
+    assert judge_test_run("pytest -q | tail -3", 0, "1 failed, 2 passed in 0.01s\n").verdict == "fail"
+
+
+@pytest.mark.parametrize("command,code,want", [
+    ("./test_calc", 134, "fail"), ("./test_calc", 139, "fail"), ("CALC=1 ./run_tests.sh", 1, "fail"), ("bin/test", 2, "fail"),
+    ("./test_calc", 127, "unknown"), ("./test_calc", 126, "unknown"), ("./test_calc", 130, "unknown"),
+    ("pip install -e . && ./run_tests.sh", 1, "unknown"), ("./server", 139, "not_test"), ("behave", 1, "fail"),
+    ("pytest", 5, "unknown"), ("mvn -o test", 1, "unknown"), ("./run_tests.sh || true", 0, "unknown"),
+])
+def test_a_test_program_that_dies_or_exits_non_zero_failed(command: str, code: int, want: str) -> None:
+    """Named like a test (or a runner whose exit codes are not known): a signal
+    or a non-zero exit is a failing run; the shell's own codes and a failure
+    before the tests ran are not."""
+    assert judge_test_run(command, code, "no summary here\n").verdict == want
+
+
+@pytest.mark.parametrize("command,runner", [
+    ("coverage run -m pytest -q", "pytest"), ("python -m coverage run --source src -m pytest", "pytest"),
+    ("uv run --no-project pytest", "pytest"), ("poetry run pytest -x", "pytest"), ("pdm run pytest", "pytest"),
+    ("hatch run test:pytest", "pytest"), ("npx playwright test", "playwright"), ("pnpm exec playwright test", "playwright"),
+    ("./mvnw test", "maven"), ("mvn -o -B verify", "maven"), ("tclsh tests/all.tcl", "tcltest"), ("tclsh8.6 calc.test", "tcltest"),
+])
+def test_wrappers_are_unwrapped_to_the_runner(command: str, runner: str) -> None:
+    shape = command_shape(command)
+    assert shape.kind == "runner" and shape.runner == runner, (command, shape.kind, shape.runner)
+
+
+@pytest.mark.parametrize("command", ["tox -e py311", "make -C sub test", "coverage run tests/run_tests.py", "zope-testrunner --path=."])
+def test_wrappers_and_test_named_programs_are_test_runs(command: str) -> None:
+    assert command_shape(command).kind in ("wrapper", "maybe"), command
+
+
+@pytest.mark.parametrize("command", ["coverage report -m", "coverage html", "npx playwright test --list", "mvn -o compile", "tclsh build.tcl"])
+def test_look_alikes_of_the_new_runners_are_not_test_runs(command: str) -> None:
+    assert judge_test_run(command, 1, "Tests run: 2, Failures: 1, Errors: 0, Skipped: 0\n  1 failed\n").verdict == "not_test", command

@@ -23,6 +23,7 @@ from ralph import fastjson
 from ralph.claude.project_tests import read_tests_config
 from ralph.claude.protocol import HookCall, Outcome, block, context, still_running
 from ralph.config.reading import section_or_defaults
+from ralph.plan import story_state
 from ralph.redaction import redact
 from ralph.rollback.restore import RollbackResult, save_and_restore
 from ralph.rules.outcome import baseline
@@ -197,6 +198,26 @@ def complete_output(call: HookCall, output: str) -> tuple[str, str]:
     return output, ""
 
 
+DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
+
+
+def plan_file(root: str, source: str) -> str | None:
+    """The plan file of a loop run's story: its `source`, else the default plan files."""
+    for candidate in (source,) if source else DEFAULT_PLAN_FILES:
+        path = candidate if os.path.isabs(candidate) else os.path.join(root, candidate)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def story_ticked(root: str, run: object) -> bool:
+    """Has the agent marked the iteration's story done? An iteration starts on a
+    story that is not done, so a tick is a change since the checkpoint, though
+    the plan lives under .ralph/ (which the tree comparison leaves out)."""
+    path = plan_file(root, run.source)
+    return path is not None and story_state(path, run.story_id) == "done"
+
+
 def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
     """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
     if not checkpoint:
@@ -244,7 +265,8 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
     baseline_mode = getattr(tests_config, "baseline", "first_runs")
     if in_loop and verdict.verdict in ("fail", "pass") and baseline_mode != "off":
         if baseline_mode == "first_runs" and verdict.verdict == "fail" and baseline.still_at_checkpoint(history):
-            record["at_checkpoint"] = tree_at_checkpoint(call.root, run.checkpoint)
+            # the story ticked is a change: a failure after the tick is the agent's, never the baseline
+            record["at_checkpoint"] = not story_ticked(call.root, run) and tree_at_checkpoint(call.root, run.checkpoint)
         baseline.mark(record, baseline.baseline_failures(history))
     try:
         append_line(path, fastjson.dumps(record))

@@ -4,7 +4,11 @@ judged when the agent is done, before the loop runs git itself.
 - Git hooks and config are fingerprinted when an iteration starts and
   checked after it; a change is undone and the iteration rolled back.
 - History: an iteration whose commits include a merge, or commits that came
-  from another branch or a remote, is failed and rolled back.
+  from another branch or a remote, is failed and rolled back; so is one that
+  leaves a merge in progress (MERGE_HEAD and its kin), which the loop's own
+  commit would otherwise turn into a merge commit. The history is judged
+  again after the verify command, which runs the agent's code (a test file
+  can merge), right before the loop commits.
 - Denials: the PreToolUse guard appends one line per denial during a loop
   run (ralph.state.denials); too many in one iteration end it, and a story
   ended that way again and again is marked blocked.
@@ -14,6 +18,7 @@ The sandbox layer, the first line, is ralph.loop.sandbox_layer.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 
@@ -162,6 +167,52 @@ def foreign_history(root: str, checkpoint: str, refs_before: dict[str, str], sta
     return reasons
 
 
+# what a merge, cherry-pick, revert or rebase in progress leaves in the git
+# directory: the next `git commit` (the loop's) would complete it
+IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "sequencer")
+IN_PROGRESS_LEFTOVERS = ("MERGE_MSG", "MERGE_MODE", "MERGE_RR", "AUTO_MERGE", "SQUASH_MSG")
+
+
+def git_dir(root: str) -> str:
+    code, out = _git(root, "rev-parse", "--path-format=absolute", "--git-dir")
+    return out.strip() if code == 0 and out.strip() else os.path.join(root, ".git")
+
+
+def in_progress(root: str) -> list[str]:
+    """What a merge (or cherry-pick, revert, rebase) left in progress: the loop's
+    commit would complete it with the other branch as a parent."""
+    directory = git_dir(root)
+    found = []
+    for name in IN_PROGRESS:
+        path = os.path.join(directory, name)
+        if os.path.lexists(path):
+            detail = ""
+            if os.path.isfile(path):
+                try:
+                    with open(path, "rb") as f:
+                        words = f.read(200).decode("utf-8", "replace").split()
+                    detail = words[0][:12] if words else ""
+                except OSError:
+                    pass
+            found.append(f"{name} left in the git directory{' (' + detail + ')' if detail else ''}: "
+                         "the loop's commit would have made it a merge")
+    return found
+
+
+def clear_in_progress(root: str) -> None:
+    """Remove what a merge in progress left (after the rollback reset the tree)."""
+    directory = git_dir(root)
+    for name in (*IN_PROGRESS, *IN_PROGRESS_LEFTOVERS):
+        path = os.path.join(directory, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+        except OSError:
+            pass
+
+
 def _contains(root: str, ref_sha: str, commit: str) -> bool:
     return subprocess.run(["git", "merge-base", "--is-ancestor", commit, ref_sha], cwd=root,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
@@ -203,19 +254,9 @@ def judge(run: Run, it: Iteration) -> str | None:
         roll_back(run, it, "git hooks/config changed")
         reopen(run, it)
         return "git_config_changed"
-    reasons = foreign_history(root, it.checkpoint, start["refs"], start["epoch"])
-    if reasons:
-        summary = ("the iteration's history is not all its own work: " + "; ".join(reasons)
-                   + ". Merges and commits from other branches or remotes are left to the person; the work was saved "
-                   "and rolled back to the checkpoint. Make your own commits on the current branch only.")
-        run.fail(it.story_id, "merge", summary)
-        run.display.message(summary)
-        it.event["foreign_history"] = reasons
-        if start["head_ref"] and head_ref(root) != start["head_ref"]:
-            _git(root, "symbolic-ref", "HEAD", start["head_ref"])  # back on the loop's branch; the reset does the rest
-        roll_back(run, it, "merge or foreign commits")
-        reopen(run, it)
-        return "merge_detected"
+    merged = judge_history(run, it)
+    if merged:
+        return merged
     limit = run.settings["max_guard_denials"]
     if limit and len(denials) >= limit:
         summary = (f"{len(denials)} commands were denied by the push/merge guard in this iteration (limit {limit}), "
@@ -226,6 +267,35 @@ def judge(run: Run, it: Iteration) -> str | None:
         reopen(run, it)
         return "guard_stopped"
     return None
+
+
+def judge_history(run: Run, it: Iteration, during: str = "") -> str | None:
+    """A merge, foreign commits or a merge in progress since the checkpoint:
+    the work is saved and rolled back, the story reopened, and the result is
+    "merge_detected"; None when the history is the iteration's own. `during`
+    names what ran last (the verify command), for the message."""
+    root, start = run.root, run.guard_start
+    if not start:
+        return None
+    reasons = in_progress(root) + foreign_history(root, it.checkpoint, start["refs"], start["epoch"])
+    if not reasons:
+        return None
+    summary = ("the iteration's history is not all its own work" + (f" (after {during})" if during else "") + ": "
+               + "; ".join(reasons)
+               + ". Merges and commits from other branches or remotes are left to the person; the work was saved "
+               "and rolled back to the checkpoint. Make your own commits on the current branch only, and no code "
+               "(a script, a test) that merges.")
+    run.fail(it.story_id, "merge", summary)
+    run.display.message(summary)
+    it.event["foreign_history"] = reasons
+    if during:
+        it.event["foreign_history_during"] = during
+    if start["head_ref"] and head_ref(root) != start["head_ref"]:
+        _git(root, "symbolic-ref", "HEAD", start["head_ref"])  # back on the loop's branch; the reset does the rest
+    roll_back(run, it, "merge or foreign commits")
+    clear_in_progress(root)
+    reopen(run, it)
+    return "merge_detected"
 
 
 def reopen(run: Run, it: Iteration) -> None:

@@ -65,6 +65,9 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
         failed = verify.verify_story(run, it)
         if failed:
             return failed
+        merged = guarding.judge_history(run, it, "the verify command")  # it ran the agent's code
+        if merged:
+            return merged
     return commit_story(run, it)
 
 

@@ -117,3 +117,45 @@ def test_stop_hook_sends_the_real_client_back_to_finish(tmp_path, claude_bin):
     assert feedback, result.describe()
     assert "US-001" in result.new_text(feedback[0])
     assert harness.git(repo, "log", "-1", "--format=%s") == "feat(US-001): Add greeting file"
+
+
+def test_a_tick_then_a_failing_test_holds_the_stop_with_the_real_client(tmp_path, claude_bin):
+    """The checkpoint already has a failing test. The model ticks its story
+    first, then runs the tests: the failure is its own (the tick changed the
+    project since the checkpoint), so the Stop hook blocks; the model fixes the
+    test and the loop commits."""
+    legacy = "def test_legacy():\n    assert 1 == 2\n"
+    repo = make_repo(tmp_path, files={"test_legacy.py": legacy}, gitignore=".ralph/*\n!.ralph/plan.md\n__pycache__/\n")
+    (repo / ".ralph").mkdir()
+    (repo / ".ralph" / "plan.md").write_text("- [ ] US-001: Fix the legacy test\n", encoding="utf-8")
+    harness.git(repo, "add", "-A")
+    harness.git(repo, "commit", "-q", "-m", "plan")
+    settings_file = tmp_path / "settings.json"
+    settings_file.write_text(json.dumps(harness.hook_settings()), encoding="utf-8")
+    tests = "python -m pytest -q -p no:cacheprovider test_legacy.py"
+    (repo / "ralph.toml").write_text(loop_config(repo, settings_file, claude_bin).replace(
+        'verify_command = "test -f greeting.txt"', f"verify_command = {json.dumps(tests)}"), encoding="utf-8")
+    harness.git(repo, "add", "ralph.toml")
+    harness.git(repo, "commit", "-q", "-m", "loop config")  # the checkpoint: nothing outside .ralph/ differs from it
+    plan = f"{repo}/.ralph/plan.md"
+    session = [
+        read(plan, id="t_read"),
+        edit(plan, "- [ ] US-001:", "- [x] US-001:", id="t_mark"),
+        harness.bash(tests, id="t_fail"),
+        text("Done."),
+        read(f"{repo}/test_legacy.py", id="t_read_test"),
+        write(f"{repo}/test_legacy.py", "def test_legacy():\n    assert 1 == 1\n", id="t_fix"),
+        harness.bash(tests, id="t_pass"),
+        text("Fixed the test."),
+    ]
+    result = run_with_server([loop_executable(), "--once"], repo, sessions=[session], timeout=180)
+
+    assert result.exit_code == 0, result.describe()
+    assert "1 failed" in result.tool_result("t_fail")["content"], result.describe()
+    stops = [e for e in result.hooks_log() if e.get("event") == "Stop"]
+    assert [e["decision"] for e in stops] == ["block", "allow"], result.describe()
+    feedback = [i for i in range(len(result.main_requests)) if "Stop hook feedback" in result.new_text(i)]
+    assert feedback, result.describe()
+    told = result.new_text(feedback[0])
+    assert "the last test run failed" in told and "test_legacy" in told, told[-2000:]
+    assert harness.git(repo, "log", "-1", "--format=%s") == "feat(US-001): Fix the legacy test"

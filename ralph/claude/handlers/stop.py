@@ -9,7 +9,7 @@ the loop, so a stuck agent cannot spin until the client's block cap.
 """
 import os
 
-from ralph.claude.bash_results import history_path, load_history, rollback_at_stop
+from ralph.claude.bash_results import DEFAULT_PLAN_FILES, history_path, load_history, plan_file, rollback_at_stop
 from ralph.claude.protocol import HookCall, Outcome, allow, block
 from ralph.plan import story_state
 from ralph.rules.outcome.baseline import counts_as_failure
@@ -17,21 +17,9 @@ from ralph.rules.rollback_policy import last_run
 from ralph.state.failures import record_failure
 from ralph.state.run_state import load_active_run
 
-DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
-
-
-def plan_file(call: HookCall, source: str) -> str | None:
-    candidates = (source,) if source else DEFAULT_PLAN_FILES
-    for candidate in candidates:
-        path = candidate if os.path.isabs(candidate) else os.path.join(call.root, candidate)
-        if os.path.exists(path):
-            return path
-    return None
-
-
 def missing_for(call: HookCall, run: object) -> list[str]:
     """What stands between the story and done, in words the agent can act on."""
-    path = plan_file(call, run.source)
+    path = plan_file(call.root, run.source)
     shown = os.path.relpath(path, call.root) if path else (run.source or DEFAULT_PLAN_FILES[0])
     state = story_state(path, run.story_id) if path else None
     missing = []

@@ -45,7 +45,11 @@ RUNNER_SUBCOMMANDS = {
     ("mvn", "test"): "maven", ("mvn", "verify"): "maven", ("gradle", "test"): "gradle",
     ("./gradlew", "test"): "gradle", ("gradlew", "test"): "gradle", ("swift", "test"): "swift",
     ("mix", "test"): "exunit", ("rake", "test"): "minitest", ("rake", "spec"): "rspec",
+    ("mvn", "package"): "maven", ("mvn", "install"): "maven", ("./mvnw", "test"): "maven", ("mvnw", "test"): "maven",
+    ("./mvnw", "verify"): "maven", ("mvnw", "verify"): "maven", ("playwright", "test"): "playwright",
 }
+# coverage's `run` options that take a value (`coverage run --source src -m pytest`)
+COVERAGE_VALUE_OPTIONS = frozenset(("--source", "--rcfile", "--include", "--omit", "--context", "--concurrency", "--data-file", "--debug"))
 # python -m MODULE -> runner (or wrapper)
 PYTHON_MODULES = {"pytest": "pytest", "py.test": "pytest", "unittest": "unittest", "nose2": "unittest", "tox": "tox", "nox": "nox", "twisted.trial": "unittest"}
 # wrappers whose subcommand/script names a test script; runner known from output only
@@ -69,7 +73,8 @@ TRIVIAL_PROGRAMS = frozenset(("echo", "printf", "true", ":", "cd", "pushd", "pop
 # options after which the runner lists or describes tests but runs none
 NOT_RUN_OPTIONS = frozenset(("--collect-only", "--co", "--version", "--help", "--listTests", "--list-tests", "--no-run", "-list", "--showConfig", "--list-files", "--fixtures", "--markers"))
 NPM_NOT_TEST_SCRIPTS = frozenset(("install", "i", "ci", "add", "remove", "uninstall", "update", "publish", "pack", "init", "audit", "outdated", "ls", "list", "view", "info", "link", "version", "config", "cache", "dedupe", "prune", "rebuild", "exec", "dlx", "create", "why", "login", "whoami", "set", "get", "global", "upgrade", "help"))
-TESTISH_SOURCE = r"(?i)(?:^|[\W_])(?:tests?|specs?|check|unittests?|spec_helper|testsuite|checks)(?:$|[\W_])|test_|_test\b|\.test\.|\.spec\.|tests?[-:]|^test"
+TESTISH_SOURCE = (r"(?i)(?:^|[\W_])(?:tests?|specs?|check|unittests?|spec_helper|testsuite|checks)(?:$|[\W_])|test_|_test\b|\.test\.|\.spec\.|tests?[-:]|^test"
+                  r"|(?:^|[\W_])test[-_]?runner")
 
 
 def _testish(word: str) -> bool:
@@ -221,6 +226,12 @@ def classify_stage(words: list[str], depth: int = 0) -> StageKind:
                 return inner
     if prog in PYTHON_NAMES:
         return _classify_python(args)
+    if prog in ("coverage", "coverage3") and args[:1] == ["run"]:
+        return _classify_coverage(args[1:])
+    if prog.startswith("tclsh") or prog == "wish":
+        # tcltest's convention is a tests/all.tcl that calls runAllTests; test files are *.test
+        script = next((a for a in args if not a.startswith("-")), "")
+        return StageKind("runner", "tcltest") if script and (_base(script) == "all.tcl" or _testish(script)) else StageKind("other")
     if prog == "node" or prog == "nodejs":
         if "--test" in args or any(a.startswith("--test-") for a in args if a != "--test-only"):
             return StageKind("runner", "node")
@@ -268,10 +279,20 @@ def _skip_options(args: list[str], value_opts: frozenset) -> list[str]:
     return args[k:]
 
 
+def _classify_coverage(args: list[str]) -> StageKind:
+    """`coverage run [options] -m pytest ...` / `coverage run [options] script.py`: what it runs."""
+    k = 0
+    while k < len(args) and args[k].startswith("-") and args[k] != "-m":
+        k += 2 if args[k] in COVERAGE_VALUE_OPTIONS else 1
+    return _classify_python(args[k:])
+
+
 def _classify_python(args: list[str]) -> StageKind:
     k = 0
     while k < len(args):
         a = args[k]
+        if a == "-m" and k + 1 < len(args) and args[k + 1] == "coverage" and args[k + 2:k + 3] == ["run"]:
+            return _classify_coverage(args[k + 3:])
         if a == "-m" and k + 1 < len(args):
             mod = args[k + 1]
             if mod in PYTHON_MODULES:
@@ -345,7 +366,7 @@ KNOWN_NOT_TEST = frozenset((
 class CommandShape:
     """The test-running part of a command, and whether its exit status survives."""
 
-    __slots__ = ("kind", "runner", "wrapper", "exit_decisive", "mask", "clean_prefix")
+    __slots__ = ("kind", "runner", "wrapper", "exit_decisive", "mask", "clean_prefix", "test_stages")
 
     def __init__(self) -> None:
         self.kind: str | None = None  # 'runner' | 'wrapper' | 'maybe' | None (no test stage)
@@ -354,6 +375,7 @@ class CommandShape:
         self.exit_decisive = False
         self.mask = ""  # how the runner's status is hidden, for evidence
         self.clean_prefix = True  # nothing non-trivial ran before the runner
+        self.test_stages = 0  # how many stages run tests (two or more: their summaries are separate runs)
 
 
 KIND_RANK = {"runner": 3, "wrapper": 2, "maybe": 1}
@@ -373,6 +395,7 @@ def command_shape(command: str, declared: tuple[str, ...] = ()) -> CommandShape:
             pipefail = True
         if sk.kind in KIND_RANK:
             last_test = idx  # the last test stage is the one whose status the shell reports
+            shape.test_stages += 1
             if shape.kind is None or KIND_RANK[sk.kind] > KIND_RANK[shape.kind]:
                 shape.kind = sk.kind
             if sk.runner and not shape.runner:
@@ -608,6 +631,8 @@ def only_reports(words: list[str]) -> bool:
     names = [prog]
     if prog in INTERPRETERS or prog.startswith("python"):
         names = [a.rsplit("/", 1)[-1] for a in words[1:] if not a.startswith("-")][:1]
+    elif prog in ("coverage", "coverage3") and words[1:2] == ["run"]:  # its name is not what it runs
+        names = [a.rsplit("/", 1)[-1] for a in words[2:] if not a.startswith("-")][:1]
     return any(re.search(REPORT_WORDS, n) for n in names)
 
 

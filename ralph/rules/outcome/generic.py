@@ -69,11 +69,17 @@ _OF = r"(?i)(?<!\w)(\d{1,9}) (?:out )?of (\d{1,9}) (?:tests?|specs?|examples?|te
 _VERB_FIRST = r"(?<![\w-])(failed|passed) (?:all )?(\d{1,9}) (?:test cases?|tests?|specs?|examples?|scenarios?)\b"
 _ALL = r"(?m)^\W{0,6}(?:All|ALL) (\d{1,9}) (?:tests?|specs?|examples?|checks?|test cases?) (?:passed|succeeded|OK)|^All tests passed \((\d{1,9}) assertions?"
 _UNITTEST_STYLE = r"(?m)^(FAILED|OK)(?: \(([a-z_]{2,12}=\d{1,9}(?:, ?[a-z_]{2,12}=\d{1,9}){0,6})\))?[ \t]*$"
+_OK_COUNT = r"(?m)^OK \((\d{1,9})(?: tests?)?\)[ \t]*$"  # CppUnit-style `OK (2)`
 _XUNIT = r"(?m)^\[ {0,2}(FAILED|PASSED|SKIPPED|     OK) {0,2}\] ?([^\n]{0,300})$"
 _CATCH = r"(?m)^test cases:\s{1,4}(\d{1,9})(?: \|\s{1,4}(\d{1,9}) passed)?(?: \|\s{1,4}(\d{1,9}) failed)?"
-KEY_PASS = frozenset(("passed", "pass", "ok", "passes", "succeeded", "success", "successes", "expected fail"))
-KEY_FAIL = frozenset(("failed", "fail", "failures", "errors", "error", "failing", "unexpected pass", "broken", "failure"))
-KEY_NOUN = frozenset(("tests", "total", "tests run", "examples", "specs", "scenarios", "test cases", "total tests", "run", "ran"))
+KEY_PASS = frozenset(("passed", "pass", "ok", "passes", "succeeded", "success", "successes", "expected fail", "passing"))
+KEY_FAIL = frozenset(("failed", "fail", "failures", "errors", "error", "failing", "unexpected pass", "broken", "failure", "crashing", "crashed"))
+KEY_NOUN = frozenset(("tests", "total", "tests run", "examples", "specs", "scenarios", "test cases", "total tests", "run", "ran", "tested"))
+# a table row read key by key: `Total 3 Passed 2 Skipped 1 Failed 0`, `Run: 2  Failures: 1  Errors: 0`
+# (the number follows its word: "1 Failed" in the middle of such a row belongs to "Skipped")
+_KEY_FIRST_ROW = (r"^[^\w\n]{0,10}(?:[\w.\-/]{1,80}:[ \t]+)?[A-Za-z][A-Za-z ]{0,20}?[ \t]*[:=|]?[ \t]+\d{1,9}"
+                  r"(?:[ \t]*[,;|]?[ \t]+[A-Za-z][A-Za-z ]{0,20}?[ \t]*[:=|]?[ \t]+\d{1,9}){1,8}[ \t|.]*$")
+_KEY_FIRST_PAIR = r"([A-Za-z][A-Za-z ]{0,20}?)[ \t]*[:=|]?[ \t]+(\d{1,9})"
 
 
 def _tail_lines(text: str, count: int) -> list[tuple[int, str]]:
@@ -99,6 +105,14 @@ def _line_counts(line: str) -> tuple[int, int, int, bool]:
         counts[kind] += n
         seen.add(kind)
 
+    if re.match(_KEY_FIRST_ROW, line):
+        for m in re.finditer(_KEY_FIRST_PAIR, line):
+            key = m.group(1).strip().lower()
+            kind = "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+            if kind:
+                add(kind, int(m.group(2)))
+        summary = ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
+        return counts["pass"], counts["fail"], counts["noun"], summary
     low = line.lower()
     for m in re.finditer(_PAIR, low):
         n, words = int(m.group(1)), m.group(2).split()
@@ -106,6 +120,8 @@ def _line_counts(line: str) -> tuple[int, int, int, bool]:
             seen.add("noun")  # "1 test failed", "2 scenarios passed"
         word = words[-1]
         kind = "fail" if word in FAIL_WORDS else "pass" if word in PASS_WORDS else "noun" if word in NOUNS else ""
+        if not kind and len(words) > 1:
+            kind = "noun"  # "Ran 2 tests with 0 failures": the count is of tests
         if kind:
             add(kind, n)
     for m in re.finditer(_VERB_FIRST, low):  # "Failed 1 test case", "Passed all 2 test cases"
@@ -163,6 +179,10 @@ def read_generic(text: str) -> Finding | None:
         if m.group(1) == "OK" and (ran is not None or counts):
             n = int(ran.group(1)) if ran else sum(v for k, v in counts.items() if k in ("passes", "tests", "passed"))
             return Finding(GENERIC, "pass" if n else "zero", window_start + m.start(), ([ran.group(0)] if ran else []) + [m.group(0).strip()], [])
+    ok_count = list(re.finditer(_OK_COUNT, window))
+    if ok_count and not re.search(r"(?m)^!!!FAILURES!!!|^FAILURES!", window):
+        m = ok_count[-1]
+        return Finding(GENERIC, "pass" if int(m.group(1)) else "zero", window_start + m.start(), [m.group(0).strip()], [])
     every = list(re.finditer(_ALL, window))
     m_all = every[-1] if every else None
     # count lines: the closing block is every summary-shaped line in the window

@@ -12,12 +12,19 @@ work; missing a failure lets broken work be committed. So the rules are:
 2. The runner's own closing summary decides (scanned from the END of the
    output; runners print summaries last). Any failing summary wins; "no tests
    ran" is `unknown` (no rollback is justified by an empty run).
+   A failing summary anywhere wins over a later passing one: the output of
+   several suites (a script, `make -k`, `cmd1; cmd2`) is read summary by
+   summary, back from the last.
 3. Without a summary, runner-specific failure markers that are still visible
    (truncated output) decide `fail`; otherwise the exit code decides, but only
    when the runner is the command's last pipeline stage and nothing (`| tail`,
-   `|| true`, `; echo`) masks its status. A runner stopped by `timeout` (124)
-   or a signal (137, 143) did not pass: `fail`.
-4. Anything else is `unknown`.
+   `|| true`, `; echo`) masks its status. A test program stopped by `timeout`
+   (124) or killed by a signal (128+N: an abort, a segfault) did not pass:
+   `fail`; so does one named like a test, or declared in `[tests] commands`,
+   that exits non-zero, and a runner whose exit codes are not known.
+4. A passing summary in output cut by `| tail`, `| head` or `| grep` with the
+   status masked is `unknown`: what was cut away may have failed.
+5. Anything else is `unknown`.
 
 The output is read by one module per runner family (ralph.rules.outcome.runners),
 found through RUNNER_MODULES; runners with no reader there go through the
@@ -28,6 +35,7 @@ read for them.
 """
 from __future__ import annotations
 
+import re
 import sys
 
 from ralph.rules.outcome.command_shape import DECLARED, CommandShape, command_shape
@@ -60,6 +68,12 @@ RUNNER_MODULES = {
     "minitest": "ralph.rules.outcome.runners.ruby",
     "phpunit": "ralph.rules.outcome.runners.php",
     "ctest": "ralph.rules.outcome.runners.ctest",
+    "libcheck": "ralph.rules.outcome.runners.clib",
+    "cunit": "ralph.rules.outcome.runners.clib",
+    "cmocka": "ralph.rules.outcome.runners.clib",
+    "playwright": "ralph.rules.outcome.runners.playwright",
+    "maven": "ralph.rules.outcome.runners.jvm",
+    "tcltest": "ralph.rules.outcome.runners.tcl",
     "plain": "ralph.rules.outcome.runners.plain",
     "wrapper": "ralph.rules.outcome.runners.plain",
     "generic": "ralph.rules.outcome.generic",
@@ -67,7 +81,8 @@ RUNNER_MODULES = {
 # when the command names no runner: try these, most specific first (generic TAP last)
 # (bats' pretty `N tests, N failures` line is generic: the generic grammar reads it
 # and says so, instead of naming bats for an ExUnit or shell-unit summary)
-UNKNOWN_RUNNER_ORDER = ("pytest", "unittest", "jest", "vitest", "mocha", "go", "cargo", "rspec", "minitest", "phpunit", "ctest", "deno", "bun", "tap", "prove", "node")
+UNKNOWN_RUNNER_ORDER = ("pytest", "unittest", "jest", "vitest", "mocha", "go", "cargo", "rspec", "minitest", "phpunit", "ctest", "deno", "bun",
+                        "libcheck", "cunit", "cmocka", "maven", "playwright", "tcltest", "tap", "prove", "node")
 # runners whose TAP-ish output also counts for the runner
 RUNNER_ALSO = {"tap": ("node", "tape"), "tape": ("node",), "prove": (), "bats": (), "node": ("tape",)}
 WRAPPERS_WITH_STATUS = ("tox", "nox")  # wrappers that print their own status lines
@@ -82,12 +97,25 @@ EXIT_MEANINGS = {
     "ctest": {0: PASS, 8: FAIL}, "rspec": {0: PASS, 1: FAIL}, "minitest": {0: PASS, 1: FAIL},
     "phpunit": {0: PASS, 1: FAIL, 2: FAIL, 255: FAIL}, "deno": {0: PASS, 1: FAIL}, "bun": {0: PASS, 1: FAIL},
     "doctest": {0: PASS, 1: FAIL},
+    "playwright": {0: PASS, 1: FAIL}, "maven": {0: PASS},  # mvn exits 1 for any build failure, tests or not
 }
 # mocha and prove exit with the number of failures
 COUNTING_EXITS = frozenset(("mocha", "prove"))
 # the shell's own codes: the runner did not run or was killed; says nothing about tests
 SHELL_CODES = {126: "not executable", 127: "command not found", 124: "timed out", 130: "interrupted", 137: "killed", 143: "terminated"}
 HUNG_CODES = {124: "timed out (`timeout` exit 124)", 137: "killed (SIGKILL, exit 137)", 143: "terminated (SIGTERM, exit 143)"}
+# the shell's 128+N for a program killed by signal N (the ones a crashing test dies of; 130 is the user's Ctrl-C)
+SIGNAL_NAMES = {129: "SIGHUP", 131: "SIGQUIT", 132: "SIGILL", 133: "SIGTRAP", 134: "SIGABRT", 135: "SIGBUS", 136: "SIGFPE",
+                137: "SIGKILL", 138: "SIGUSR1", 139: "SIGSEGV", 141: "SIGPIPE", 142: "SIGALRM", 143: "SIGTERM", 152: "SIGXCPU", 159: "SIGSYS"}
+# programs after a `|` that keep only part of the output: a passing summary they let through proves nothing
+CUTTING_FILTERS = frozenset(("tail", "head", "grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "cut", "less", "more", "uniq", "sort", "jq"))
+MAX_EARLIER_SUMMARIES = 8  # how many summaries back a passing one is checked against earlier failing ones
+# lines a runner prints when a run starts: an earlier failing summary counts only when one of these
+# follows it (a second suite began), not when a test printed summary-looking text inside the last run
+RUN_START = (r"(?m)^(?:=+ test session starts =+$|running \d+ tests?(?: from|$)|Running suite\(s\):|\[==========\] Running \d+ tests?"
+             r"|Running \d+ tests? using|Test project |PHPUnit \d|# Running:$|Tests began at |bun test v|TAP version|\s*RUN\s+v\d"
+             r"|Ran \d+ tests? in |-{5,}\n\s*T E S T S$|\s+CUnit - A unit testing framework|Randomized with seed \d+$|> \S+@\S+ test"
+             r"|[.FEsxXp]{1,200} {1,80}\[ {0,2}\d{1,3}%\]$)")  # the last: pytest's first progress line of a run
 
 
 class TestVerdict:
@@ -185,12 +213,42 @@ def judge_test_run(command: str, exit_code: int | None, output: str, tests_confi
         findings.extend(_declared_findings(output, tests_config))
     if not any(f.status in (FAIL, PASS, ZERO) for f in findings):
         findings.extend(_generic_findings(t, shape, exit_code))
+    earlier = _earlier_failure(findings, runners, t, shape.test_stages > 1)
+    if earlier is not None:
+        findings.append(earlier)
     wrapper = None
     if shape.wrapper in WRAPPERS_WITH_STATUS:
         wrapper = _read(shape.wrapper, t)
     if wrapper is None and shape.kind == "wrapper":
         wrapper = _read("wrapper", t)
     return _decide(shape, exit_code, findings, wrapper, t)
+
+
+def _earlier_failure(findings: list[Finding], runners: list[str], t: Text, several_runs: bool) -> Finding | None:
+    """A failing summary before the passing one that closes the output (an
+    earlier suite), read by the same runners' readers from the text before it.
+    It counts when the command runs tests more than once (`a; b`) or a new run
+    visibly started after it; not the generic grammar, and not a summary a
+    test printed inside the last run."""
+    summaries = [f for f in findings if f.status in (FAIL, PASS, ZERO)]
+    if not summaries or any(f.status == FAIL for f in summaries):
+        return None
+    names = [r for r in runners if r in RUNNER_MODULES]
+    end = min(f.pos for f in summaries)
+    for _ in range(MAX_EARLIER_SUMMARIES):
+        if end <= 0:
+            return None
+        before = Text(t.text[:end])
+        found = [f for f in (_read(name, before) for name in names) if f is not None and f.status in (FAIL, PASS, ZERO)]
+        if not found:
+            return None
+        failed = [f for f in found if f.status == FAIL and (several_runs or _run_started_between(t.text, f.pos, end))]
+        if failed:
+            f = failed[-1]
+            f.evidence = f.evidence[:MAX_EVIDENCE] + ["an earlier suite failed; a later one passing does not undo it"]
+            return f
+        end = min(f.pos for f in found)
+    return None
 
 
 def _declared_findings(output: str, tests_config: object | None) -> list[Finding]:
@@ -215,6 +273,12 @@ def _generic_findings(t: Text, shape: CommandShape, exit_code: int | None) -> li
             marks.status = MARKER
             return [marks]
     return []
+
+
+def _run_started_between(text: str, start: int, end: int) -> bool:
+    """Did a new run start after the summary at `start`, before `end`?"""
+    line_end = text.find("\n", start)
+    return line_end >= 0 and re.search(RUN_START, text[line_end + 1:end]) is not None
 
 
 def _who(f: Finding, named: str | None) -> str | None:
@@ -263,6 +327,9 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
             return TestVerdict(UNKNOWN, who, f.evidence[:MAX_EVIDENCE] + (wrapper.evidence[:2] if wrapper else []) + exit_note + ["tests passed but the command failed after them"])
         if wrapper is not None and wrapper.status == FAIL:
             return TestVerdict(UNKNOWN, who, f.evidence[:MAX_EVIDENCE] + wrapper.evidence[:2] + ["tests passed but the wrapper reports a failure"])
+        if _cut_and_masked(shape):
+            return TestVerdict(UNKNOWN, who, f.evidence[:MAX_EVIDENCE] + exit_note + [
+                f"the output was cut by `{shape.mask}` and its exit status masked: what was cut away may have failed"])
         return TestVerdict(PASS, who, f.evidence[:MAX_EVIDENCE] + exit_note)
     if markers:
         f = markers[0]
@@ -278,9 +345,14 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
     hung = _hung(shape, exit_code, t)
     if hung is not None:
         return hung
+    if exit_code in SIGNAL_NAMES and shape.clean_prefix:
+        return TestVerdict(FAIL, named, exit_note + [f"the test program was killed by {SIGNAL_NAMES[exit_code]} (exit {exit_code}) before "
+                                                     "it printed a summary: it crashed or was stopped"])
+    if exit_code == 124 and shape.clean_prefix:
+        return TestVerdict(FAIL, named, exit_note + [f"the test program {HUNG_CODES[124]} before it printed a summary"])
     if exit_code in SHELL_CODES:
         return TestVerdict(UNKNOWN, named, exit_note + [SHELL_CODES[exit_code]])
-    if shape.kind == "runner":
+    if shape.kind == "runner" and (named in EXIT_MEANINGS or named in COUNTING_EXITS or named == DECLARED):
         meaning = _exit_meaning(named, exit_code)
         if meaning == FAIL and shape.clean_prefix:
             return TestVerdict(FAIL, named, exit_note + [f"{named} exits {exit_code} on failing tests; no summary visible"])
@@ -291,4 +363,16 @@ def _decide(shape: CommandShape, exit_code: int | None, findings: list[Finding],
         return TestVerdict(UNKNOWN, named, exit_note + ["no test summary visible"])
     if shape.kind == "wrapper" and exit_code and wrapper is not None and wrapper.status == FAIL:
         return TestVerdict(FAIL, named, wrapper.evidence[:MAX_EVIDENCE] + exit_note + ["the test script failed; no runner summary visible"])
+    if exit_code and shape.clean_prefix and shape.kind in ("runner", "wrapper", "maybe"):
+        # named like a test, declared as one, or a runner whose codes are not known: a non-zero exit is a failing run
+        what = "the project's test command" if named == DECLARED else f"the {named} run" if named else "a test program (by its name)"
+        return TestVerdict(FAIL, named, exit_note + [f"{what} exited {exit_code}; no summary visible"])
     return TestVerdict(UNKNOWN, named, exit_note + ["no test summary visible"])
+
+
+def _cut_and_masked(shape: CommandShape) -> bool:
+    """Was the output cut by a filter (`| tail`, `| grep`) that also took the runner's status?"""
+    if shape.exit_decisive or not shape.mask.startswith("| "):
+        return False
+    words = shape.mask[2:].split()
+    return bool(words) and words[0] in CUTTING_FILTERS
