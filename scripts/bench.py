@@ -32,6 +32,9 @@ noise hits every case alike:
   lifecycle     `ralph-loop --dry-run` with lifecycle hooks at every point (it
                 validates them all), and `ralph pre-tool` in that project (the
                 hot path must not pay for them)
+  report        `ralph report` (the html page the loop writes at the end of a run)
+                for a run of 1,000 iterations: the recorded night of
+                tests/fixtures/report/night/ repeated, its stories renumbered
   binary        the onedir binary (dist/ralph/ralph), when scripts/build_binary.py built it
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
@@ -53,6 +56,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
 STREAMS = os.path.join(REPO, "tests", "fixtures", "stream")
+NIGHT = os.path.join(REPO, "tests", "fixtures", "report", "night")
+REPORT_ITERATIONS = 1000
 
 REFERENCE_HOOK = """#!/usr/bin/env bash
 input=$(cat)
@@ -266,9 +271,18 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         cases.append(Case("onedir binary pre-tool (fast path)", [BINARY, "pre-tool"], bash_plain, project, env))
     import importlib.util
 
+    report_project = os.path.join(os.path.dirname(loop_project), "report-project")
+    if not os.path.exists(report_project):
+        make_project(report_project)
+        write_long_run(report_project, REPORT_ITERATIONS)
+    cases.append(Case(f"ralph report, {REPORT_ITERATIONS} iterations", [ralph_script, "report"], b"", report_project, env))
     if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
         with open(os.path.join(loop_project, "ralph.toml"), "w") as f:
             f.write(NOOP_LOOP_CONFIG)
+        # committed: the loop refuses a tree with uncommitted changes outside .ralph/
+        commit = ["git", "-C", loop_project, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+        subprocess.run([*commit, "add", "-A"], check=True)
+        subprocess.run([*commit, "commit", "-q", "-m", "config"], check=True)
         cases.append(Case("ralph-loop --dry-run", [ralph_loop, "--dry-run"], b"", loop_project, env))
         # The loop's own cost per iteration, agent excluded: a no-op agent
         # that never finishes its story, so every iteration is a full one.
@@ -296,6 +310,50 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         plain_here = json.dumps(payload("PreToolUse_Bash", hooks_project, command="npm test")).encode()
         cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [*hook, "pre-tool"], plain_here, hooks_project, env))
     return cases
+
+
+def write_long_run(root: str, iterations: int) -> None:
+    """`.ralph/events.jsonl` and run.json of one run with `iterations`
+    iterations: the recorded night's events repeated in order, each round's
+    stories renamed (US-001 -> S0001-US-001) and its times shifted, as if
+    the night had gone on."""
+    with open(os.path.join(NIGHT, "events.jsonl"), encoding="utf-8") as f:
+        night = [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(NIGHT, "run.json"), encoding="utf-8") as f:
+        state = json.load(f)
+    middle = [e for e in night if e["event"] not in ("run_start", "finish", "handoff", "stage_complete", "sandbox")]
+    per_round = sum(1 for e in middle if e["event"] == "iteration")
+    finish = next(e for e in night if e["event"] == "finish")
+    span = finish["elapsed_s"]
+    out = [next(e for e in night if e["event"] == "run_start")]
+    stories = []
+    rounds = -(-iterations // per_round)
+    for number in range(rounds):
+        shift = number * span
+
+        def moved(stamp: object) -> object:
+            if not isinstance(stamp, str) or not stamp.endswith("Z"):
+                return stamp
+            moment = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")) + shift
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.localtime(moment))
+
+        for event in middle:
+            event = dict(event, at=moved(event.get("at")), started=moved(event.get("started")), ended=moved(event.get("ended")))
+            event = {k: v for k, v in event.items() if v is not None}
+            if event.get("story"):
+                event["story"] = f"S{number:04d}-{event['story']}"
+            if isinstance(event.get("iteration"), int):
+                event["iteration"] += number * per_round
+            if event["event"] == "iteration" and event["iteration"] > iterations:
+                continue
+            out.append(event)
+        stories += [dict(s, id=f"S{number:04d}-{s['id']}") for s in finish["stories"]]
+    out.append(dict(finish, elapsed_s=span * rounds, iterations=iterations, stories=stories))
+    out += [e for e in night if e["event"] == "handoff"]
+    with open(os.path.join(root, ".ralph", "events.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(e) + "\n" for e in out)
+    with open(os.path.join(root, ".ralph", "run.json"), "w", encoding="utf-8") as f:
+        json.dump(state, f)
 
 
 ONE_EVENT_HOOK = """[[hooks.event]]
@@ -347,10 +405,13 @@ TARGETS = [
     ("onedir binary pre-tool Bash (small)", "baseline: python -I -c pass", 2.5, "p50 <= 2.5x bare python"),
     ("onedir binary pre-tool (fast path)", "baseline: python -I -c pass", 2.5, "p50 <= 2.5x bare python"),
     ("ralph-loop --dry-run", "baseline: python -I -c pass", 2.0, "p50 <= 2x bare python"),
+    (f"ralph report, {REPORT_ITERATIONS} iterations", "baseline: python -I -c pass", 40.0,
+     "p50 <= 40x bare python (with the 1 s limit below: the report of a long night is there at once)"),
     # moved here from tests/test_test_outcome.py (150 ms wall-clock asserts)
     ("post-tool 10 MB single line", "baseline: python -I -c pass", 10.0, "p50 <= 10x bare python (adversarial)"),
 ]
 ABSOLUTE_TARGETS = [
+    (f"ralph report, {REPORT_ITERATIONS} iterations", 1.0, "p50 < 1 s for a run of 1,000 iterations"),
     ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
     ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),

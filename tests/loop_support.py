@@ -58,6 +58,11 @@ class Project:
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
 
+    def commit(self, message: str = "setup") -> None:
+        """Commit everything: the loop refuses to start on a tree with uncommitted changes outside .ralph/."""
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "--allow-empty", "-m", message)
+
     def read(self, rel: str) -> str:
         with open(os.path.join(self.root, rel), encoding="utf-8", newline="") as f:
             return f.read()

@@ -232,6 +232,7 @@ def test_the_usage_limit_hook_point_gets_the_reset_time(tmp_path, monkeypatch) -
     p = project(tmp_path)
     out_file = os.path.join(p.agent_dir, "hook.txt")
     p.write("ralph.toml", config() + f'\n[[hooks.usage_limit]]\ncommand = "echo $RALPH_RESET_AT $RALPH_WAIT_SECONDS $RALPH_REASON > {out_file}"\n')
+    p.commit("a usage_limit hook")
     p.script(runs=[[{"replay": "subscription_429_reset"}], work("US-001"), work("US-002")])
     code, out = run_here(p, monkeypatch, clock=FakeClock(RESETS_AT - 3600))
     assert code == 0, out

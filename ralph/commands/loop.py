@@ -58,6 +58,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
     (("--max-tokens",), {"type": "positive_int", "metavar": "N", "help": "stop (finish budget, exit 7) once the agents used N input + output tokens"}),
     (("-C", "--directory"), {"metavar": "DIR", "help": "project directory (default: the current one)"}),
     (("-q", "--quiet"), {"action": "store_true", "help": "do not stream the agent's output to the terminal"}),
+    (("--allow-dirty",), {"action": "store_true", "help": "start even with uncommitted changes outside .ralph/ (they may end up in the agent's commits)"}),
 )
 
 
@@ -117,6 +118,7 @@ def load_settings(args: object) -> LoopSettings:
     settings.once = args.once  # type: ignore[attr-defined]
     settings.dry_run = args.dry_run  # type: ignore[attr-defined]
     settings.quiet = args.quiet  # type: ignore[attr-defined]
+    settings.allow_dirty = args.allow_dirty  # type: ignore[attr-defined]
     return settings
 
 

@@ -146,6 +146,13 @@ def render(report: dict) -> str:
         lines.extend(usage_lines(run))
     else:
         lines.append("run: none yet")
+    if run and run.get("branch"):
+        line = f"branch: {run['branch']} (the run's commits are there)"
+        handoff = run.get("handoff")
+        if isinstance(handoff, dict) and handoff.get("mode") not in (None, "none"):
+            line += f"; hand-off {handoff.get('mode')}: " + ("done" + (f", {handoff['url']}" if handoff.get("url") else "")
+                                                              if handoff.get("ok") else f"FAILED: {handoff.get('error')}")
+        lines.append(line)
     gate = report.get("waiting")
     if gate:
         lines.append(f"waiting for approval at {gate.get('point')} ({gate.get('hook')}) since {gate.get('since')}, until {gate.get('until')}:")

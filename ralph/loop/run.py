@@ -98,6 +98,8 @@ class Run:
         self.retry_streak: dict[str, int] = {}  # outcome kind -> uncounted retries in a row (ralph.loop.waits)
         self.limit_waited = 0.0  # seconds waited for usage limits in a row
         self.uncounted = 0  # iterations that did not count (usage limit, transient error, hang)
+        self.branch = ""  # the branch the run commits on (ralph.loop.delivery.start)
+        self.delivery = None  # the run branch, [handoff] and the report (ralph.loop.delivery.Delivery)
 
     @property
     def plan_rel(self) -> str:

@@ -18,7 +18,7 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer, waits
+from ralph.loop import budgets, delivery, hook_calls, paths, records, recovery, sandbox_layer, waits
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
@@ -58,12 +58,13 @@ def start(run: Run) -> None:
     left put right, the sandbox layer, the lifecycle hooks, the stage to start in."""
     head_sha(run.root)
     recovery.recover_from_crash(run)
+    branch = delivery.start(run)  # a dirty tree refused; the run branch checked out (with its own .ralph/.gitignore)
     paths.ensure_gitignore(run.root, run.state_dir)
     run.sandbox = sandbox_layer.prepare(run)
     hook_calls.load(run)
     records.append_event(run.state_dir, {
         "event": "run_start", "run_id": run.run_id, "at": run.started_at, "plan": run.plan_rel,
-        "stages": [s.name for s in run.settings.stages],
+        "stages": [s.name for s in run.settings.stages], **branch,
     })
     run.stage_index = records.resume_stage_index(run.state_dir, run.settings.stages)  # session_start sees it
     hook_calls.session_start(run)
@@ -168,7 +169,7 @@ def end(run: Run, finish: Finish) -> int:
     code = exit_code(finish, run.interrupts.signum)
     elapsed = time.monotonic() - run.started
     state = dict(run.state or {"run_id": run.run_id, "iteration": run.iteration, "story": None,
-                               "checkpoint": None, "run_started": run.started_at})
+                               "checkpoint": None, "run_started": run.started_at, "branch": run.branch})
     state.update({
         "status": "finished",
         "pid": os.getpid(),
@@ -182,12 +183,24 @@ def end(run: Run, finish: Finish) -> int:
         records.append_event(run.state_dir, {
             "event": "finish", "run_id": run.run_id, "type": finish.type, "message": finish.message,
             "exit_code": code, "at": utc_now(), "iterations": run.iteration, "elapsed_s": round(elapsed, 3),
+            "stories": plan_states(run),
         })
     except OSError as e:
         run.display.message(f"could not record the finish in {run.state_dir}: {e}")
+    problem = delivery.finish(run, finish)  # the hand-off, the report
     hook_calls.session_end(run, finish, elapsed)
     run.display.message(
-        f"finished: {finish.type} — {finish.message} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
+        f"finished: {finish.type} — {finish.message}{problem} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
     )
+    if delivery.report_line(run):
+        run.display.message(delivery.report_line(run))
     return code
+
+
+def plan_states(run: Run) -> list[dict] | None:
+    """Each story of the plan with its state at the finish (the report's stories done, blocked and left)."""
+    try:
+        return [{"id": s.id, "title": s.title, "state": s.state} for s in run.stories()]
+    except (OSError, PlanError):
+        return None
 

@@ -47,6 +47,8 @@ LOOP_KEYS: dict[str, Key] = {
     "max_transient_retries": Key(5, "int", 0, "retries in a row after transient API errors (529, 5xx, connection lost) before one counts as a failure"),
     "idle_timeout_seconds": Key(600, "number", 0, "an agent that prints nothing this long is hung: its group is ended, the iteration retried once (0: never)"),
     "mode": Key("build", "choice:" + "|".join(MODES), None, "build or plan: used when no stages are configured"),
+    "branch": Key("auto", "str", None, 'the branch the run commits on: "auto" (ralph/<plan name>, or prd.json\'s branchName), '
+                  '"current" (the checked-out branch) or a branch name'),
     "stages": Key(None, "tables", None, "a pipeline of stages: [[loop.stages]] tables, run in order"),
 }
 STAGE_KEYS: dict[str, Key] = {
@@ -91,7 +93,7 @@ class Stage:
 
 
 class LoopSettings:
-    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations")
+    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations", "allow_dirty")
 
     def __init__(self, root: str, config_path: str | None, values: dict, stages: list[Stage]) -> None:
         self.root = root
@@ -102,6 +104,7 @@ class LoopSettings:
         self.dry_run = False
         self.quiet = False
         self.max_total_iterations: int | None = None
+        self.allow_dirty = False  # --allow-dirty: start on a tree with uncommitted changes
 
     def __getitem__(self, key: str) -> object:
         return self.values[key]

@@ -38,6 +38,9 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "duration": ("RALPH_DURATION", "session_end: seconds the run took"),
     "reset_at": ("RALPH_RESET_AT", "usage_limit: when the limit resets (UTC, ISO 8601; empty when the client did not say)"),
     "wait_seconds": ("RALPH_WAIT_SECONDS", "usage_limit: how long the loop waits before it runs the story again"),
+    "branch": ("RALPH_BRANCH", "session_end: the branch the run committed on"),
+    "report_file": ("RALPH_REPORT_FILE", "session_end: absolute path of the run's report.html"),
+    "report_summary": ("RALPH_REPORT_SUMMARY", "session_end: the report in a few lines of text (at most 1800 characters)"),
     "last_hook_status": ("RALPH_LAST_HOOK_STATUS", "success or failed: the previous action of this point"),
     "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
 }
