@@ -11,6 +11,7 @@ by the agent, incomplete); verify failed (rolled back); else it is committed.
 """
 from __future__ import annotations
 
+import os
 import time
 
 from ralph.loop import guarding, hook_calls, prepare, records, verify
@@ -19,12 +20,16 @@ from ralph.loop.clock import utc_now
 from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import Story, set_story_state, story_state
+from ralph.redaction import redact
+from ralph.rollback.lock import wait_until_free
 from ralph.state.failures import recent_failures
+from ralph.state.locations import git_dir
 
 
 def build_iteration(run: Run, story: Story) -> None:
     budget = run.budget(story)
     budget.iterations += 1
+    run.last_error = ""  # this iteration's failure, for its line on the terminal
     it = prepare.begin(run, story)
     if hook_calls.skipped_by_hook(run, it):
         return
@@ -44,6 +49,9 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
     """What the iteration achieved: its result (done, or why not)."""
     story = it.story
     assert story is not None
+    busy = wait_until_free(git_dir(run.root) or os.path.join(run.root, ".git"))  # a rollback a hook handed to the background
+    if busy:
+        run.display.message(f"a rollback is still running ({busy}); judging the iteration anyway")
     state = story_state(run.plan_path, story.id)
     if agent.error:
         it.event["error"] = agent.error
@@ -94,6 +102,27 @@ def stop_hook_recorded(run: Run, story_id: str) -> bool:
     return False
 
 
+def failure_reason(run: Run) -> str:
+    """This iteration's last recorded failure (the loop's or a hook's), in one
+    line: its summary and, from its excerpt, the last `fatal:`/`error:` line
+    (what git or the tool said)."""
+    entries = [e for e in recent_failures(run.state_dir, run.run_id, limit=10) if e.get("iteration") == run.iteration]
+    if not entries:
+        return one_line(run.last_error)
+    last = entries[-1]
+    text = str(last.get("summary") or "")
+    said = [line.strip() for line in str(last.get("excerpt") or "").splitlines()
+            if line.strip().lower().startswith(("fatal:", "error:"))]
+    if said and said[-1] not in text:
+        text += f": {said[-1]}"
+    return one_line(text)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = str(redact(" ".join(text.split())))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def record(run: Run, it: Iteration, result: str) -> None:
     """The iteration's events.jsonl line, the guard's count of stuck
     iterations, the hooks after it, and the run's progress count."""
@@ -109,7 +138,9 @@ def record(run: Run, it: Iteration, result: str) -> None:
     hook_calls.after_iteration(run, it, result)
     committed = result == "done"
     run.no_progress = 0 if committed or state_after != story.state else run.no_progress + 1
-    run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else ""))
+    reason = "" if committed else failure_reason(run)
+    run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else "")
+                        + (f" — {reason}" if reason else ""))
     if result == "interrupted":
         run.check_stop_requests()
     if result == "agent_not_started":
