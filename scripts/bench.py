@@ -31,8 +31,9 @@ noise hits every case alike:
                 a small change (3 files edited, 2 added) in a repository of N
                 tracked files and in one of 1000: saving it (capture and
                 snapshot), a rollback (save, then reset to HEAD) and restoring
-                the snapshot, in seconds, as x bare python and as N files /
-                1000 files (1.0: the cost follows the change, not the repository)
+                the snapshot, in seconds, as x bare python, as x `git status`
+                in the same repository, and as N files / 1000 files (which
+                must not exceed what `git status` grows by)
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
 way unless --check is given (then 1 when a target is missed).
@@ -454,12 +455,8 @@ def orjson_tradeoff(rounds: int) -> None:
 
 BENCH_GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
                  "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
-ROLLBACK_TARGETS = [
-    # (operation, max ratio of the big repository's time to the 1000-file one's, description)
-    ("rollback", 3.0, "a rollback of a small change costs <= 3x in a repository 50x larger"),
-    ("capture", 3.0, "saving a small change costs <= 3x in a repository 50x larger"),
-    ("restore", 3.0, "restoring a small change costs <= 3x in a repository 50x larger"),
-]
+ROLLBACK_OPERATIONS = ("capture", "rollback", "restore")
+ROLLBACK_WAIT_SECONDS = 60.0  # what a PostToolUseFailure hook waits for its rollback (half its 120 s timeout)
 
 
 def make_big_repository(root: str, files: int) -> None:
@@ -527,11 +524,19 @@ def rollback_figures(args: argparse.Namespace) -> int:
         for name in ("git status", "capture", "rollback", "restore"):
             print(f"{name:<10} {small[name]:13.3f} {big[name]:15.3f} {big[name] / bare:9.1f} {big[name] / big['git status']:13.1f}"
                   f" {big[name] / small[name]:10.2f}")
-        for name, limit, text in ROLLBACK_TARGETS:
+        # the cost of a small change may grow with the repository only as fast
+        # as git's own change detection (a stat of every file) does
+        git_growth = big["git status"] / small["git status"]
+        for name in ROLLBACK_OPERATIONS:
             ratio = big[name] / small[name]
-            ok = ratio <= limit
+            ok = ratio <= git_growth
             missed += not ok
-            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {files} files / 1000 files = {ratio:.2f}x ({text})")
+            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {files} files / 1000 files = {ratio:.2f}x"
+                  f" (<= {git_growth:.2f}x, what `git status` grows by: the cost follows the change and git's own stat)")
+        ok = big["rollback"] <= ROLLBACK_WAIT_SECONDS
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] rollback in {files} files: {big['rollback']:.1f} s"
+              f" (<= {ROLLBACK_WAIT_SECONDS:g} s: a hook gets its answer without handing it to the background)")
         if args.json:
             with open(args.json + ".rollback.json" if not args.rollback_only else args.json, "w") as f:
                 json.dump({"bare_python_s": bare, "seconds": figures}, f, indent=2)

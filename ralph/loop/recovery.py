@@ -237,10 +237,12 @@ def _truncate(path: str, size: object) -> None:
         atomic_write(path, data[:size])
 
 
-def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[str]) -> list[tuple[str | None, str]]:
+def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[str],
+            warnings: list[str] | None = None) -> list[tuple[str | None, str]]:
     """Everything above; returns what was done, (story or None, one sentence)
-    each (empty: nothing to do). Raises AnotherLoopRunning when the recorded
-    loop is still alive."""
+    each (empty: nothing to do); what was found and left (a git lock a live
+    git may hold) goes to `warnings`. Raises AnotherLoopRunning when the
+    recorded loop is still alive."""
     done: list[tuple[str | None, str]] = []
     crashed = isinstance(previous, dict) and previous.get("status") == "running"
     if crashed:
@@ -256,7 +258,10 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
     if removed:
         done.append((None, f"removed {len(removed)} temp file(s) a killed writer left: "
                      + ", ".join(os.path.relpath(p, root) for p in removed[:5])))
-    done.extend((None, sentence) for sentence in put_git_right(root))
+    fixed, left = put_git_right(root)
+    done.extend((None, sentence) for sentence in fixed)
+    if warnings is not None:
+        warnings.extend(left)
     intent = read_intent(state_dir)
     if intent is not None:
         story = intent.get("story")
@@ -291,23 +296,26 @@ def wait_for_group_end(pgid: int, polls: int = 100) -> None:
         time.sleep(0.05)
 
 
-def put_git_right(root: str) -> list[str]:
+def put_git_right(root: str) -> tuple[list[str], list[str]]:
     """Git's lock files a killed git left, and a rollback or restore killed
-    half-way: cleared and finished. What was done (and what was left: a lock
-    a live git process may hold), one sentence each."""
+    half-way: cleared and finished. (What was done, what was left: a lock a
+    live git process may hold, a rollback that could not be finished), one
+    sentence each."""
     try:
         repo = Repo(root)
     except RollbackError:
-        return []
+        return [], []
     removed, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
-    said = removed + kept
     try:
         finished = finish_interrupted(root)
     except RollbackError as e:
-        finished = f"an interrupted rollback could not be finished: {e}"
-    if finished:
-        said.append(finished)
-    return said
+        kept.append(f"an interrupted rollback could not be finished: {e}")
+        finished = ""
+    if finished.startswith("could not"):
+        kept.append(finished)
+    elif finished:
+        removed.append(finished)
+    return removed, kept
 
 
 # ---- the run's side ----
@@ -318,11 +326,15 @@ def recover_from_crash(run: Run) -> None:
     its temp files, and untick a story done without its commit. Then make
     sure this run's children die with it."""
     previous = records.read_run_state(run.state_dir)
-    done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path])  # AnotherLoopRunning: the caller refuses
+    warnings: list[str] = []
+    done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path], warnings)  # AnotherLoopRunning: the caller refuses
     previous_id = (previous or {}).get("run_id")
+    crashed = isinstance(previous, dict) and previous.get("status") == "running"
     for story_id, sentence in done:
         run.display.message(f"recovered: {sentence}")
-        run.fail(story_id, "crash", f"the loop was killed (run {previous_id}); on restart: {sentence}")
+        run.fail(story_id, "crash", (f"the loop was killed (run {previous_id}); on restart: " if crashed else "on start: ") + sentence)
+    for sentence in warnings:
+        run.display.message(f"warning: {sentence}")
     if done:
         records.append_event(run.state_dir, {"event": "crash_recovery", "run_id": run.run_id, "at": utc_now(),
                                              "previous_run": previous_id, "actions": [sentence for _, sentence in done]})

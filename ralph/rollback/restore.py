@@ -294,9 +294,7 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
     if move_to:
         repo.run(["update-ref", "-m", f"ralph rollbacks restore {snap.id}", "HEAD", move_to, head or ""])
     leftovers = _apply_tree(repo, cap.entries, changes)
-    # --reset keeps the stat data of entries that stay the same, so the
-    # refresh below looks only at the files just written
-    repo.run(["read-tree", "--reset", index_tree])
+    _set_index(repo, index_tree)
     _remove_unignored(repo, leftovers)
     _apply_extras(repo, extras, notes)
     repo.run(["update-index", "-q", "--refresh"], ok=(0, 1))
@@ -420,6 +418,30 @@ def tree_changes(repo: Repo, old: str, new: str) -> list[Change]:
         old_mode, mode, _old_oid, oid, _status = meta[1:].decode().split(" ")
         changes.append(Change(path, old_mode, mode, oid))
     return changes
+
+
+def _set_index(repo: Repo, tree: str) -> None:
+    """Make the index hold exactly `tree`: only the entries that differ are
+    written, the others keep their stat data (a read-tree would drop it all,
+    and the refresh after would read every file). An index with unmerged
+    entries is read anew from the tree."""
+    out = repo.run(["diff-index", "--cached", "-z", "--no-renames", tree, "--"])
+    fields = out.split(b"\0")
+    lines = []
+    for number in range(0, len(fields) - 1, 2):
+        meta, path = fields[number], fields[number + 1]
+        if not meta.startswith(b":"):
+            break
+        tree_mode, _index_mode, tree_oid, _index_oid, status = meta[1:].split(b" ")
+        if status == b"U":
+            repo.run(["read-tree", "--reset", tree])
+            return
+        if tree_mode == b"000000":
+            lines.append(b"0 %s\t%s\0" % (b"0" * len(tree_oid), path))  # not in the tree: out of the index
+        else:
+            lines.append(b"%s %s\t%s\0" % (tree_mode, tree_oid, path))
+    if lines:
+        repo.run(["update-index", "-z", "--index-info"], input=b"".join(lines))
 
 
 def _conflicts(repo: Repo, current: dict[bytes, Entry], changes: list[Change], force: bool) -> list[str]:
