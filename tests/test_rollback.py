@@ -844,6 +844,24 @@ def test_intent_to_add_entries_come_back(tmp_path):
     assert git(repo, "status", "--porcelain=v2") == status
 
 
+def test_an_intent_to_add_entry_whose_file_was_deleted_comes_back(tmp_path):
+    # (found by the property test below) `git add -N` then the file deleted:
+    # the index still has the entry; a restore puts it back, with no file
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "later/planned.txt", "")
+    git(repo, "add", "-N", "later/planned.txt")
+    os.unlink(repo / "later" / "planned.txt")
+    os.rmdir(repo / "later")
+    write(repo, "README.md", "work\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    restored = restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before, restored.message
+    assert not (repo / "later").exists()
+
+
 def test_permission_bits_beyond_exec_are_kept(tmp_path):
     repo = make_repo(tmp_path)
     write(repo, "secrets.env", "TOKEN=1\n", 0o600)

@@ -11,7 +11,6 @@ by the agent, incomplete); verify failed (rolled back); else it is committed.
 """
 from __future__ import annotations
 
-import os
 import time
 
 from ralph.loop import guarding, hook_calls, prepare, records, verify
@@ -21,9 +20,9 @@ from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import Story, set_story_state, story_state
 from ralph.redaction import redact
+from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.lock import wait_until_free
 from ralph.state.failures import recent_failures
-from ralph.state.locations import git_dir
 
 
 def build_iteration(run: Run, story: Story) -> None:
@@ -49,9 +48,7 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
     """What the iteration achieved: its result (done, or why not)."""
     story = it.story
     assert story is not None
-    busy = wait_until_free(git_dir(run.root) or os.path.join(run.root, ".git"))  # a rollback a hook handed to the background
-    if busy:
-        run.display.message(f"a rollback is still running ({busy}); judging the iteration anyway")
+    wait_for_rollbacks(run)
     state = story_state(run.plan_path, story.id)
     if agent.error:
         it.event["error"] = agent.error
@@ -74,6 +71,17 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
         if failed:
             return failed
     return commit_story(run, it)
+
+
+def wait_for_rollbacks(run: Run) -> None:
+    """A rollback a hook handed to the background may still be resetting the
+    tree: the iteration is judged once it is done (its lock is free)."""
+    try:
+        busy = wait_until_free(Repo(run.root).git_dir)
+    except RollbackError:
+        return
+    if busy:
+        run.display.message(f"a rollback is still running ({busy}); judging the iteration anyway")
 
 
 def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str:

@@ -339,8 +339,23 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
     present = [p for p in extras.ita if os.path.lexists(repo.abspath(p))]
     if present:
         repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in present]])
-    if len(present) < len(extras.ita):
-        notes.append(f"{len(extras.ita) - len(present)} intent-to-add path(s) are not in the snapshot's files and stay unstaged")
+    missing = [p for p in extras.ita if p not in present]
+    placed = {p: made for p in missing for made in [_placeholder(repo, p)] if made is not None}
+    if placed:
+        # an intent-to-add entry whose file was deleted: `git add -N` needs a
+        # file, so an empty one stands in for the moment
+        try:
+            repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in placed]])
+        finally:
+            for path, made in placed.items():
+                os.unlink(repo.abspath(path))
+                for directory in made:
+                    try:
+                        os.rmdir(directory)
+                    except OSError:
+                        break
+    if len(placed) < len(missing):
+        notes.append(f"{len(missing) - len(placed)} intent-to-add path(s) could not be put back: something is in their way")
     wanted = [(p, mode, oid) for p, (mode, oid) in extras.ignored.items()]
     blobs = read_blobs(repo, [oid for _, _, oid in wanted])
     for path, mode, oid in wanted:
@@ -354,6 +369,23 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
         os.makedirs(os.path.dirname(full), exist_ok=True)
         _write_file(full, blobs[oid], mode)
     restore_modes(repo, extras.modes, keep_exec_bits=False)
+
+
+def _placeholder(repo: Repo, path: bytes) -> list[bytes] | None:
+    """An empty file at `path`, if nothing is there or in the way; the
+    directories made for it, deepest first (None: not made)."""
+    full = repo.abspath(path)
+    made = []
+    parent = os.path.dirname(full)
+    while not os.path.lexists(parent):
+        made.append(parent)
+        parent = os.path.dirname(parent)
+    try:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.close(os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError:
+        return None
+    return made
 
 
 def _write_file(path: bytes, data: bytes, mode: str) -> None:
