@@ -36,6 +36,13 @@ noise hits every case alike:
                 for a run of 1,000 iterations: the recorded night of
                 tests/fixtures/report/night/ repeated, its stories renumbered
   binary        the onedir binary (dist/ralph/ralph), when scripts/build_binary.py built it
+  rollback      (--rollback-files N, default 50000; --rollback-only for just this)
+                a small change (3 files edited, 2 added) in a repository of N
+                tracked files and in one of 1000: saving it (capture and
+                snapshot), a rollback (save, then reset to HEAD) and restoring
+                the snapshot, in seconds, as x bare python, as x `git status`
+                in the same repository, and as N files / 1000 files (which
+                must not exceed what `git status` grows by)
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
 way unless --check is given (then 1 when a target is missed).
@@ -428,8 +435,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--dev-install", action="store_true", help="measure the venv running this script, not a fresh `pip install .`")
+    parser.add_argument("--rollback-files", type=int, default=50000, help="tracked files in the rollback benchmark's repository (0: skip it)")
+    parser.add_argument("--rollback-rounds", type=int, default=3)
+    parser.add_argument("--rollback-only", action="store_true", help="only the rollback benchmark")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
+    if args.rollback_only:
+        return rollback_figures(args)
     tmp = tempfile.mkdtemp(prefix="ralph-bench-")
     try:
         if not args.dev_install:
@@ -451,6 +463,8 @@ def main() -> int:
         status |= guard_per_call(args)
         status |= stream_reader(tmp, args)
         orjson_tradeoff(rounds)
+        if args.rollback_files:
+            status |= rollback_figures(args)
         return status
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -618,6 +632,98 @@ def orjson_tradeoff(rounds: int) -> None:
             saved.append((middle - started) - (time.perf_counter() - middle))
         gain = statistics.median(saved) * 1000
         print(f"  {megabytes:>3} MB payload: saves {gain:5.1f} ms -> {'pays' if gain > import_ms else 'does not pay'}")
+
+
+BENCH_GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+                 "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+ROLLBACK_OPERATIONS = ("capture", "rollback", "restore")
+ROLLBACK_WAIT_SECONDS = 60.0  # what a PostToolUseFailure hook waits for its rollback (half its 120 s timeout)
+
+
+def make_big_repository(root: str, files: int) -> None:
+    """`files` tracked files of ~150 bytes, 50 to a directory, one commit."""
+    subprocess.run(["git", "init", "-q", root], check=True)
+    for number in range(files):
+        directory = os.path.join(root, f"pkg{number // 500:04d}", f"mod{(number // 50) % 10}")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f"f{number:06d}.py"), "w") as f:
+            f.write(f"# file {number}\nVALUE = {number}\n" + "x = 1\n" * 20)
+    env = dict(os.environ, **BENCH_GIT_ENV)
+    subprocess.run(["git", "-C", root, "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", root, "commit", "-q", "-m", "initial"], check=True, env=env)
+
+
+def small_change(root: str) -> None:
+    for number in (0, 7, 49):
+        with open(os.path.join(root, "pkg0000", "mod0", f"f{number:06d}.py"), "a") as f:
+            f.write("y = 2\n")
+    for name in ("new_module.py", os.path.join("pkg0000", "new_test.py")):
+        with open(os.path.join(root, name), "w") as f:
+            f.write("def test_new():\n    assert False\n")
+
+
+def rollback_figures(args: argparse.Namespace) -> int:
+    """Save, roll back and restore a small change in a big repository and in
+    a small one (in this process: the hook's own start-up is measured above)."""
+    sys.path.insert(0, REPO)
+    from ralph.rollback.restore import restore_snapshot, save_and_restore
+    from ralph.rollback.snapshots import save_snapshot
+
+    files = args.rollback_files
+    tmp = tempfile.mkdtemp(prefix="ralph-bench-rollback-")
+    try:
+        bare = statistics.median(run_once([PYTHON, "-I", "-c", "pass"], b"", REPO, os.environ.copy()) for _ in range(10))
+        figures: dict[str, dict[str, float]] = {}
+        for size in (1000, files):
+            root = os.path.join(tmp, f"repo-{size}")
+            started = time.perf_counter()
+            make_big_repository(root, size)
+            print(f"\nrollback: {size} tracked files ({time.perf_counter() - started:.0f}s to build)", file=sys.stderr)
+            checkpoint = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+            small_change(root)
+            times: dict[str, list[float]] = {"capture": [], "rollback": [], "restore": [], "git status": []}
+            for _ in range(args.rollback_rounds):
+                started = time.perf_counter()
+                subprocess.run(["git", "-C", root, "status", "--porcelain"], check=True, capture_output=True)
+                times["git status"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                save_snapshot(root, "bench: the small change")
+                times["capture"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                result = save_and_restore(root, checkpoint, story="BENCH", iteration=1, trigger="bench")
+                times["rollback"].append(time.perf_counter() - started)
+                if not result.restored:
+                    raise SystemExit(f"bench: the rollback failed: {result.message}")
+                started = time.perf_counter()
+                restore_snapshot(root, result.id)
+                times["restore"].append(time.perf_counter() - started)
+            figures[str(size)] = {name: statistics.median(values) for name, values in times.items()}
+        print(f"\nrollback of a small change (3 files edited, 2 added), median of {args.rollback_rounds}:")
+        print(f"{'operation':<10} {'1000 files s':>13} {f'{files} files s':>15} {'x python':>9} {'x git status':>13} {'big/small':>10}")
+        missed = 0
+        small, big = figures["1000"], figures[str(files)]
+        for name in ("git status", "capture", "rollback", "restore"):
+            print(f"{name:<10} {small[name]:13.3f} {big[name]:15.3f} {big[name] / bare:9.1f} {big[name] / big['git status']:13.1f}"
+                  f" {big[name] / small[name]:10.2f}")
+        # the cost of a small change may grow with the repository only as fast
+        # as git's own change detection (a stat of every file) does
+        git_growth = big["git status"] / small["git status"]
+        for name in ROLLBACK_OPERATIONS:
+            ratio = big[name] / small[name]
+            ok = ratio <= git_growth
+            missed += not ok
+            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {files} files / 1000 files = {ratio:.2f}x"
+                  f" (<= {git_growth:.2f}x, what `git status` grows by: the cost follows the change and git's own stat)")
+        ok = big["rollback"] <= ROLLBACK_WAIT_SECONDS
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] rollback in {files} files: {big['rollback']:.1f} s"
+              f" (<= {ROLLBACK_WAIT_SECONDS:g} s: a hook gets its answer without handing it to the background)")
+        if args.json:
+            with open(args.json + ".rollback.json" if not args.rollback_only else args.json, "w") as f:
+                json.dump({"bare_python_s": bare, "seconds": figures}, f, indent=2)
+        return 1 if (missed and args.check) else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def report(cases: list[Case], rounds: int, args: argparse.Namespace) -> int:

@@ -25,6 +25,9 @@ from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.loop.usage import brief
 from ralph.plan import Story, set_story_state, story_state
+from ralph.redaction import redact
+from ralph.rollback.git import Repo, RollbackError
+from ralph.rollback.lock import wait_until_free
 from ralph.state.failures import recent_failures
 
 
@@ -34,6 +37,7 @@ def build_iteration(run: Run, story: Story) -> bool:
     story time, not against the iteration limits)."""
     budget = run.budget(story)
     budget.iterations += 1
+    run.last_error = ""  # this iteration's failure, for its line on the terminal
     it = prepare.begin(run, story)
     if hook_calls.skipped_by_hook(run, it):
         return True
@@ -62,6 +66,7 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
     """What the iteration achieved: its result (done, or why not)."""
     story = it.story
     assert story is not None
+    wait_for_rollbacks(run)
     state = story_state(run.plan_path, story.id)
     if agent.error:
         it.event["error"] = agent.error
@@ -87,6 +92,17 @@ def judge(run: Run, it: Iteration, agent: AgentRun) -> str:
         if merged:
             return merged
     return commit_story(run, it)
+
+
+def wait_for_rollbacks(run: Run) -> None:
+    """A rollback a hook handed to the background may still be resetting the
+    tree: the iteration is judged once it is done (its lock is free)."""
+    try:
+        busy = wait_until_free(Repo(run.root).git_dir)
+    except RollbackError:
+        return
+    if busy:
+        run.display.message(f"a rollback is still running ({busy}); judging the iteration anyway")
 
 
 def not_done(run: Run, it: Iteration, agent: AgentRun, state: str | None) -> str:
@@ -126,6 +142,27 @@ def stop_hook_recorded(run: Run, story_id: str) -> bool:
     return False
 
 
+def failure_reason(run: Run) -> str:
+    """This iteration's last recorded failure (the loop's or a hook's), in one
+    line: its summary and, from its excerpt, the last `fatal:`/`error:` line
+    (what git or the tool said)."""
+    entries = [e for e in recent_failures(run.state_dir, run.run_id, limit=10) if e.get("iteration") == run.iteration]
+    if not entries:
+        return one_line(run.last_error)
+    last = entries[-1]
+    text = str(last.get("summary") or "")
+    said = [line.strip() for line in str(last.get("excerpt") or "").splitlines()
+            if line.strip().lower().startswith(("fatal:", "error:"))]
+    if said and said[-1] not in text:
+        text += f": {said[-1]}"
+    return one_line(text)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = str(redact(" ".join(text.split())))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def record(run: Run, it: Iteration, result: str, counted: bool = True) -> None:
     """The iteration's events.jsonl line, the guard's count of stuck
     iterations, the hooks after it, and the run's progress count (an
@@ -146,8 +183,9 @@ def record(run: Run, it: Iteration, result: str, counted: bool = True) -> None:
     if counted:
         run.no_progress = 0 if committed or state_after != story.state else run.no_progress + 1
     usage = brief(it.event.get("usage"))
+    reason = "" if committed else failure_reason(run)
     run.display.message(f"iteration {run.iteration}: {story.id}: {result}" + (f" ({it.event['commit'][:12]})" if committed else "")
-                        + (f" · {usage}" if usage else ""))
+                        + (f" — {reason}" if reason else "") + (f" · {usage}" if usage else ""))
     if result == "interrupted":
         run.check_stop_requests()
     if result == "agent_not_started":

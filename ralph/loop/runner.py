@@ -18,21 +18,32 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop import budgets, delivery, hook_calls, paths, records, recovery, sandbox_layer, waits
+from ralph.loop import budgets, delivery, hook_calls, paths, preflight, records, recovery, sandbox_layer, waits
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
 from ralph.loop.planning import plan_iteration
 from ralph.loop.proc import GitError, Interrupts, head_sha
-from ralph.loop.run import Finish, Run, exit_code
+from ralph.loop.run import FINISH_EXIT, Finish, Run, exit_code
 from ralph.loop.settings import LoopSettings
 from ralph.plan import PlanError, Story
 
 
 def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: waits.Clock | None = None) -> int:
-    """The whole run; its exit code. `clock`: the wall clock and sleeping of waits (tests pass a fake)."""
+    """The whole run; its exit code. A second loop on the same project is
+    refused before it reads or writes any state of the running one.
+    `clock`: the wall clock and sleeping of waits (tests pass a fake)."""
     interrupts = Interrupts()  # SIGINT/SIGTERM stop the run (their handlers are the loop's while it runs)
     run = Run(settings, plan_path, display, interrupts, clock or waits.Clock())
+    lock = recovery.LoopLock(run.state_dir)
+    try:
+        lock.acquire()
+    except recovery.AnotherLoopRunning as e:
+        return refused(display, e)
+    except OSError as e:
+        display.message(f"finished: error — cannot take {lock.path}: {e.strerror or e}")
+        display.close()
+        return FINISH_EXIT["error"]
     interrupts.install()
     try:
         try:
@@ -42,6 +53,8 @@ def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: wa
                 if settings.once:
                     break
             raise final_finish(run)
+        except recovery.AnotherLoopRunning as e:  # one recorded in run.json that took no lock (an older version)
+            return refused(display, e)
         except Finish as finish:
             return end(run, finish)
         except (GitError, PlanError, ConfigError, OSError) as e:
@@ -50,14 +63,25 @@ def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: wa
         interrupts.restore()
         if interrupts.watchdog is not None:
             interrupts.watchdog.close()
+        lock.release()
         display.close()
+
+
+def refused(display: Display, refusal: recovery.AnotherLoopRunning) -> int:
+    """Another loop runs here: say so and stop, writing nothing (no finish in
+    run.json, no event, no hook): its state is the running loop's."""
+    display.message(f"refused: {refusal}")
+    display.close()
+    return FINISH_EXIT["error"]
 
 
 def start(run: Run) -> None:
     """Before the first iteration: a commit to roll back to, what a killed run
-    left put right, the sandbox layer, the lifecycle hooks, the stage to start in."""
+    left put right, what would fail every iteration (preflight), the sandbox
+    layer, the lifecycle hooks, the stage to start in."""
     head_sha(run.root)
     recovery.recover_from_crash(run)
+    preflight.check(run)  # what would fail in every iteration ends the run now, with its reason
     branch = delivery.start(run)  # a dirty tree refused; the run branch checked out (with its own .ralph/.gitignore)
     paths.ensure_gitignore(run.root, run.state_dir)
     run.sandbox = sandbox_layer.prepare(run)
