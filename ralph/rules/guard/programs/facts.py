@@ -12,7 +12,7 @@ EXEC_APIS = ("system", "exec", "spawn", "popen", "subprocess", "child_process", 
 
 COMMAND_ENV = frozenset(("GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
                          "GIT_ASKPASS", "EDITOR", "VISUAL", "PAGER", "GIT_SSH", "SSH_ASKPASS", "PROMPT_COMMAND",
-                         "BASH_ENV", "ENV"))
+                         "BASH_ENV", "ENV", "GIT_PROXY_COMMAND"))
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "yash", "posh", "rbash", "tcsh", "csh"))
 # interpreter -> options whose value is code
