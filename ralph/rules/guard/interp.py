@@ -185,7 +185,7 @@ class Analysis(Expander):
             return None
         text = self.read_project_file(path, scope)
         if text is not None:
-            return self.run_file_on_disk(text, path, scope, stdin, where)
+            return load_model(DISK_SCRIPTS).run_file_on_disk(self, text, path, scope, stdin, where)
         self.note(where, f"runs script file {path} (not visible to the guard)")
         return None
 
@@ -218,37 +218,6 @@ class Analysis(Expander):
         if text is not None:
             self.read_bytes[0] += len(text) + 1
         return text
-
-    def run_file_on_disk(self, text: str, path: str, scope: Scope, stdin: str | None, where: str, interpreter: str = "") -> str | None:
-        """A script already on disk (written by an earlier tool call, or part of
-        the project): what it pushes, merges or destroys counts as this
-        command's; what the guard cannot tell about it blocks only when its
-        own text mentions push/merge/pull."""
-        self.note(where, f"reads {show(path)} from disk")
-        probe = self.probe()
-        probe.call_depth = self.call_depth
-        if interpreter and interpreter not in SHELLS:
-            load_model(SHELL_MODELS).judge_code(probe, interpreter, text, scope, f"{where} > {show(path)}", args=scope.positional or [],
-                                                from_disk=True)
-        else:
-            probe.run_script(text, scope, stdin, f"{where} > {show(path)}")
-        self.absorb(probe, text, where)
-        return None
-
-    def absorb(self, probe: "Analysis", text: str, where: str) -> None:
-        """Take over what a probe of a file on disk found (see run_file_on_disk)."""
-        self.blocks.extend(probe.blocks)
-        self.saves.extend(probe.saves)
-        self.allow_rule = self.allow_rule or probe.allow_rule
-        for line in probe.trace:
-            self.note("", line)
-        if probe.unsure:
-            strict, why, inner, rule, advice = probe.unsure[0]
-            if self.policy.mentions_push(text):
-                self.unsure.append((True, why, inner, rule, advice or RUN_PLAINLY))
-                self.note(where, f"UNSURE [{rule}] in a file that mentions push/merge/pull: {why}")
-            else:
-                self.note(where, f"unsure parts in a file that never mentions push/merge/pull ({why}): not counted")
 
     def run_stdin_script(self, stdin: str | None, scope: Scope, where: str) -> str | None:
         """A script a shell reads from its stdin, when the guard can see it."""
@@ -577,7 +546,7 @@ class Analysis(Expander):
         if "/" in word and self.around.files is not None:
             text = self.read_project_file(word, scope)
             if text is not None:
-                return self.run_program_on_disk(text, argv, stdin, scope, where)
+                return load_model(DISK_SCRIPTS).run_program_on_disk(self, text, argv, stdin, scope, where)
         name = program_name(word)
         if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
             # a glob for the program: judge every program it could name that pushes or merges
@@ -614,25 +583,6 @@ class Analysis(Expander):
             if all(found and content is not None for found, content in contents):
                 return "".join(content for _, content in contents)
         return static_output(name, argv, stdin)
-
-    def run_program_on_disk(self, text: str, argv: list[str], stdin: str | None, scope: Scope, where: str) -> str | None:
-        """`./deploy.sh`: a script on disk run as a program, by its `#!` line
-        (a shell script without one; a binary is not read)."""
-        if "\x00" in text[:2048]:
-            self.note(where, f"runs {show(argv[0])}, a binary")
-            return None
-        interpreter = ""
-        if text.startswith("#!"):
-            words = text[2:].split("\n", 1)[0].split()
-            while words and (program_name(words[0]) == "env" or words[0].startswith("-")):
-                words = words[1:]
-            interpreter = normalize_program(program_name(words[0]) or "") if words else ""
-            if interpreter not in SHELLS and program_model(interpreter) != (SHELL_MODELS, "run_interpreter"):
-                self.note(where, f"runs {show(argv[0])} with {interpreter or 'an unknown program'} (not judged)")
-                return None
-        inner = scope.fork()
-        inner.positional = list(argv[1:])
-        return self.run_file_on_disk(text, argv[0], inner, stdin, where, interpreter)
 
     def run_function_call(self, argv: list[str], stdin: str | None, scope: Scope, where: str, cond: bool) -> str | None:
         """A call of a function this command defined, judged as run with argv[1:]
@@ -757,8 +707,10 @@ DESTROY = "ralph.rules.guard.programs.destroy"
 GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
 RUNNERS = "ralph.rules.guard.programs.runners"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
+DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
 # every module load_model imports (a bundler must ship them: build.spec)
-MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY, GIT_DESTROY, RUNNERS, MAKEFILES)
+MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY, GIT_DESTROY, RUNNERS, MAKEFILES,
+                 DISK_SCRIPTS)
 
 # program -> (the module that models it, the function there that judges a
 # call: function(analysis, argv, env, stdin, scope, where) -> the output when known)
@@ -781,14 +733,9 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
     "xargs": (WRAPPER_MODELS, "run_xargs"),
     "find": (WRAPPER_MODELS, "run_find"),
     "parallel": (WRAPPER_MODELS, "run_parallel"),
-    "tmux": (WRAPPER_MODELS, "run_multiplexer"),
-    "screen": (WRAPPER_MODELS, "run_multiplexer"),
-    "at": (WRAPPER_MODELS, "run_multiplexer"),
-    "batch": (WRAPPER_MODELS, "run_multiplexer"),
-    "busybox": (WRAPPER_MODELS, "run_multicall"),
-    "toybox": (WRAPPER_MODELS, "run_multicall"),
-    "make": (MAKEFILES, "run_make"),
-    "gmake": (MAKEFILES, "run_make"),
+    **dict.fromkeys(("tmux", "screen", "at", "batch"), (WRAPPER_MODELS, "run_multiplexer")),
+    **dict.fromkeys(("busybox", "toybox"), (WRAPPER_MODELS, "run_multicall")),
+    **dict.fromkeys(("make", "gmake"), (MAKEFILES, "run_make")),
     **dict.fromkeys(("rm", "unlink", "shred"), (DESTROY, "run_rm")),
     "mktemp": (DESTROY, "run_mktemp"),
     "dd": (DESTROY, "run_dd"),
@@ -807,31 +754,22 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("invoke", "inv"), (RUNNERS, "run_invoke")),
     "pre-commit": (RUNNERS, "run_pre_commit"),
     "cmake": (RUNNERS, "run_cmake"),
-    "awk": (DATA_EXEC, "run_awk"),
-    "gawk": (DATA_EXEC, "run_awk"),
-    "mawk": (DATA_EXEC, "run_awk"),
-    "nawk": (DATA_EXEC, "run_awk"),
-    "sed": (DATA_EXEC, "run_sed"),
-    "gsed": (DATA_EXEC, "run_sed"),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), (DATA_EXEC, "run_awk")),
+    **dict.fromkeys(("sed", "gsed"), (DATA_EXEC, "run_sed")),
     **dict.fromkeys(("ed", "red", "ex", "vi", "vim", "nvim", "view", "vim.basic", "vim.tiny"), (DATA_EXEC, "run_editor")),
-    "cd": (BUILTINS, "run_cd"),
-    "pushd": (BUILTINS, "run_cd"),
+    **dict.fromkeys(("cd", "pushd"), (BUILTINS, "run_cd")),
     **dict.fromkeys(("export", "declare", "typeset", "local", "readonly"), (BUILTINS, "run_declare")),
     "set": (BUILTINS, "run_set"),
     "shift": (BUILTINS, "run_shift"),
     "unset": (BUILTINS, "run_unset"),
     "read": (BUILTINS, "run_read"),
-    "mapfile": (BUILTINS, "run_mapfile"),
-    "readarray": (BUILTINS, "run_mapfile"),
+    **dict.fromkeys(("mapfile", "readarray"), (BUILTINS, "run_mapfile")),
     "alias": (BUILTINS, "run_alias"),
     "unalias": (BUILTINS, "run_unalias"),
     "hash": (BUILTINS, "run_hash"),
     "printf": (BUILTINS, "run_printf"),
     "tee": (BUILTINS, "run_tee"),
-    "cp": (BUILTINS, "run_copy"),
-    "ln": (BUILTINS, "run_copy"),
-    "install": (BUILTINS, "run_copy"),
-    "mv": (BUILTINS, "run_copy"),
+    **dict.fromkeys(("cp", "ln", "install", "mv"), (BUILTINS, "run_copy")),
 }
 
 

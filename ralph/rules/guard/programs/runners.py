@@ -19,14 +19,14 @@ files as this command wrote them or as they are on disk.
 
 What they run is judged as shell commands (Python files as interpreter code).
 A file the command wrote is judged as strictly as the command itself; a file
-already on disk counts by what it does (see Analysis.run_file_on_disk). A
+already on disk counts by what it does (ralph.rules.guard.programs.disk_scripts). A
 runner file that cannot be read or followed blocks only when it mentions
 push/merge, with a reason that says to run its commands plainly.
 """
 import posixpath
 
 from ralph import fastjson
-from ralph.rules.guard.interp import RUN_PLAINLY, SHELL_MODELS, Analysis, load_model
+from ralph.rules.guard.interp import DISK_SCRIPTS, RUN_PLAINLY, SHELL_MODELS, Analysis, load_model
 from ralph.rules.guard.readers import Unreadable, cmake_commands, ini_sections, justfile, python_selection, yaml_load
 from ralph.rules.guard.state import UNKNOWN, Scope, lookup_file, program_name, shell_quote, show
 
@@ -90,14 +90,14 @@ def find_file(analysis: Analysis, scope: Scope, names: tuple[str, ...], director
 def judge_file(analysis: Analysis, path: str, text: str, written: bool, where: str, judge: object) -> None:
     """Run `judge(target)` on what a runner's file makes run: in this analysis
     when the command wrote the file, else in a probe whose findings count as
-    Analysis.run_file_on_disk says."""
+    ralph.rules.guard.programs.disk_scripts says."""
     if written:
         judge(analysis)
         return
     probe = analysis.probe()
     probe.note(where, f"reads {show(path)} from disk")
     judge(probe)
-    analysis.absorb(probe, text, where)
+    load_model(DISK_SCRIPTS).absorb(analysis, probe, text, where)
 
 
 def unreadable(analysis: Analysis, path: str, text: str | None, why: str, where: str) -> None:
