@@ -11,8 +11,9 @@ command is allowed and the agent is told how to get it back.
   `git clean -n` with the same options), build artefacts (node_modules,
   dist, ...) excepted.
 - Refs ("ref" and "stash" saves: `git branch -D x`, `git tag -d v1`, `git
-  stash drop`/`clear`): kept under refs/ralph/kept/<id>/..., with the
-  command that brings each back (`git branch x <sha>`, `git stash store`).
+  stash drop`/`clear`): kept under refs/ralph/kept/<time>-<command tag>-<sha>/...,
+  with the command that brings each back (`git branch x <sha>`, `git stash
+  store`).
 
 Saving has a time limit ([guard] save_seconds, and at most what is left of the
 hook's own deadline): past it, or when the snapshot cannot be made (no git
@@ -24,6 +25,7 @@ allowed as it is.
 import _signal
 import os
 import time
+import zlib
 
 from ralph.claude.protocol import HookCall, Outcome, allow, context, deny
 from ralph.rollback.capture import capture
@@ -134,7 +136,7 @@ def save_then_allow(call: HookCall, command: str, verdict: object, policy: objec
 
 
 def restore_note(saved: Saved, what: str) -> str:
-    parts = [f"ralph-hooks saved what `{what}` throws away before it ran."]
+    parts = [f"Before this command ran, ralph-hooks saved what it throws away (`{what}`)."]
     if saved.snapshot_id:
         parts.append(f"Snapshot {saved.snapshot_id} ({saved.snapshot_ref}) holds the work tree and index as they were "
                      f"({saved.files_changed} file(s) differing from HEAD); to get them back: "
@@ -149,7 +151,7 @@ def save(root: str, command: str, saves: tuple, environ: dict[str, str]) -> Save
     when it cannot be saved."""
     repo = Repo(root)
     saved = Saved()
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + command_tag(command)
     trees = [target for kind, target, _, _ in saves if kind == "tree"]
     if trees:
         protect = protected_paths(repo, trees)
@@ -180,6 +182,12 @@ def save(root: str, command: str, saves: tuple, environ: dict[str, str]) -> Save
                 repo.run(["update-ref", "-m", "ralph guard: kept before it was dropped", keep, sha, ""])
                 saved.kept.append((f"stash entry {entry}", sha, f"git stash store -m 'restored by ralph' {sha}"))
     return saved
+
+
+def command_tag(command: str) -> str:
+    """Eight hex digits that name the command among the refs kept for it
+    (refs/ralph/kept/<time>-<tag>-<sha>/...): `ralph explain` finds them by it."""
+    return "%08x" % zlib.crc32(" ".join(command.split()).encode("utf-8", "surrogateescape"))
 
 
 def snapshot_subject(command: str) -> str:
