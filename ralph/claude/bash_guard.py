@@ -120,7 +120,9 @@ class ProjectFiles:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             try:
                 if stat.S_ISREG(os.fstat(fd).st_mode):
-                    text = os.read(fd, MAX_FILE_BYTES).decode("utf-8", "replace")
+                    head = os.read(fd, 4096)
+                    if b"\0" not in head:  # a program's binary is not a script
+                        text = (head + (os.read(fd, MAX_FILE_BYTES - len(head)) if len(head) == 4096 else b"")).decode("utf-8", "replace")
             finally:
                 os.close(fd)
         except OSError:

@@ -151,16 +151,28 @@ def judge_command(command: str, policy: GuardPolicy | None = None, deadline: flo
 
 def _unsure_verdict(command: str, policy: GuardPolicy, why: str, trace: list[str], rule: str) -> GuardVerdict:
     try:
-        risky = policy.could_push(command)
+        risky = policy.could_push(command) or could_destroy(command)
     except BaseException:  # noqa: B036
         risky = True
     if not risky:
         return GuardVerdict(False, "", [], trace + [f"{why}; the command does not mention push/merge/pull -> allow"], f"allow.{rule}-no-risky-text")
     reason = (
-        f"ralph-hooks blocked this command: {why}, and it mentions push/merge/pull or encoded text. "
-        f"Split it into plain simple commands (one per line, no deep nesting or generated code). {ACT}"
+        f"ralph-hooks blocked this command: {why}, and it mentions push/merge/pull, encoded text or a command that "
+        f"deletes work. Split it into plain simple commands (one per line, no deep nesting or generated code). {ACT}"
     )
     return GuardVerdict(True, reason, [why], trace + [f"{why} -> BLOCK (fail closed)"], f"fail-closed.{rule}")
+
+
+# words of commands that delete or overwrite work: a command the guard cannot
+# read that names one is denied, as one that names push/merge is
+DESTROYING_WORDS = frozenset(("rm", "shred", "unlink", "mkfs", "dd", "wipefs", "reset", "clean", "checkout", "restore", "rmtree",
+                              "rmsync", "rm_rf", "truncate", "drop", "dropdb", "delete", "chmod", "chown"))
+
+
+def could_destroy(text: str) -> bool:
+    """Does this text name a command that deletes or overwrites work?"""
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in text.lower()).split()
+    return not DESTROYING_WORDS.isdisjoint(words)
 
 
 def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str, remotes: tuple[str, ...] | FUNCTION,

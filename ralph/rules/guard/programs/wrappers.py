@@ -43,6 +43,9 @@ def run_wrapper(analysis: Analysis, argv: list[str], env: dict[str, str], stdin:
                 break
             i += 1 if eq or option not in long_with_arg else 2
             continue
+        if name == "env" and arg == "-":
+            i += 1  # `env -`: -i, an empty environment
+            continue
         if name == "nice" and arg[1:].isdigit():
             i += 1
             continue
@@ -217,12 +220,15 @@ def run_parallel(analysis: Analysis, argv: list[str], env: dict[str, str], stdin
                 values = [UNKNOWN]
             break
     else:
-        values = [UNKNOWN] if stdin is None else stdin.split()
+        values = [UNKNOWN] if stdin is None else [line for line in stdin.splitlines() if line]  # one input per line
     if len(values) > MAX_ALTERNATIVES:
         values = [UNKNOWN]
     for value in values or [""]:
         text = " ".join(template)
-        text = text.replace("{}", value) if "{}" in text else text + " " + shell_quote(value)
+        if not template:
+            text = value  # no command: each input is one
+        else:
+            text = text.replace("{}", value) if "{}" in text else text + " " + shell_quote(value)
         analysis.run_script(text, scope.fork(), None, f"{where} > parallel")
     return None
 
