@@ -31,7 +31,32 @@ on values the sandbox cannot supply; they are run and reported, not judged.
 label; a case where it does not is printed and left without one (the test
 then fails on it). Nothing is run for that.
 
-Usage: scripts/label_guard_corpus.py [--jobs N] [--verbose] [--write-rule-ids] [category ...]
+Destructive cases (destroy_*/) run in a bubblewrap sandbox instead: a world
+of a home directory, the project repository, another repository and system
+files (tests/guard_world.py), on scratch copies; after the run the script
+looks for bytes that nothing can bring back (a file gone or changed whose
+content is nowhere on disk and in no commit its repository can reach, git
+objects no ref or reflog reaches, modes or owners changed outside the
+project): lost outside the project (or the project's .git) = block, lost
+only inside it = save (a snapshot would hold it), nothing lost = allow.
+Cases marked "sandbox": "conservative" are those where the guard does more
+than bash needs (rm refuses `/`, no disk or database server here); "gap: ..."
+marks a loss the guard leaves alone by design.
+
+A case may carry "files": {path: text} written into the project first (files
+already on disk: a Makefile, a package.json, a script). RALPH_LABEL_PATH is
+put before PATH for the push/merge cases, so the task runners the runners/
+cases call can be installed apart (tox, nox, invoke, pre-commit, rust-just,
+go-task-bin in a scratch venv).
+
+--write-labels sets each case's "expect" to what bash did (the new
+categories are labelled that way); --peers reads dcg's tests/corpus and
+cc-safety-net's tests from their git directories and prints how this guard
+judges them (recall: their denied cases it denies or saves first; false
+blocks: their allowed cases it denies).
+
+Usage: scripts/label_guard_corpus.py [--jobs N] [--verbose] [--write-rule-ids | --write-labels] [category ...]
+       scripts/label_guard_corpus.py --peers DCG_GIT_DIR SAFETY_NET_GIT_DIR [--verbose]
 Exit status 1 when a labelled case disagrees with bash.
 """
 from __future__ import annotations
@@ -171,7 +196,9 @@ def run_case(template: str, command: str, files: dict[str, str] | None = None) -
         trace = os.path.join(t, "trace.json")
         env["SANDBOX_MARKS"] = marks
         env["GIT_TRACE2_EVENT"] = trace
-        env["PATH"] = os.path.join(t, "bin") + ":" + env["PATH"]
+        # the task runners the runners/ cases call (tox, nox, just, task, invoke, pre-commit, pytest), when installed apart
+        extra = os.environ.get("RALPH_LABEL_PATH", "")
+        env["PATH"] = os.path.join(t, "bin") + ":" + (extra + ":" if extra else "") + env["PATH"]
         before_refs = refs(os.path.join(t, "origin.git"), env)
         before_reflog = len(open(os.path.join(work, ".git", "logs", "HEAD")).read().splitlines())
         try:
@@ -299,8 +326,29 @@ def inventory(box: str) -> dict[str, tuple[str, int, int, int]]:
                     data = os.readlink(full).encode() if os.path.islink(full) else open(full, "rb").read()
                 except OSError:
                     continue
-                found[path] = (blob_id(data), st.st_mode & 0o7777, st.st_uid, st.st_gid)
+                found[path] = (blob_id(data), st.st_mode & 0o7777, st.st_uid, st.st_gid, data if len(data) <= 1 << 20 else b"")
     return found
+
+
+def contents(box: str) -> set[str]:
+    """The blob ids of every file in the sandbox's /tmp (bytes moved there are not lost)."""
+    found = set()
+    for directory, _, files in os.walk(os.path.join(box, "tmp")):
+        for name in files:
+            try:
+                with open(os.path.join(directory, name), "rb") as f:
+                    found.add(blob_id(f.read()))
+            except OSError:
+                pass
+    return found
+
+
+def lost_blobs(box: str, repo: str, objects: set[str]) -> set[str]:
+    """The blobs among these objects (what a commit held)."""
+    git_dir = os.path.join(box, repo.lstrip("/"), ".git")
+    proc = subprocess.run(["git", "--git-dir", git_dir, "cat-file", "--batch-check"], input="\n".join(objects) + "\n",
+                          capture_output=True, text=True)
+    return {line.split()[0] for line in proc.stdout.splitlines() if line.endswith(("blob", "blob\n")) or " blob " in line}
 
 
 def reachable(box: str, repo: str) -> set[str] | None:
@@ -320,7 +368,8 @@ def sandbox_argv(box: str, command: str) -> list[str]:
             argv += ["--symlink", os.readlink("/" + link), "/" + link]
     for top in SCRATCH_TOPS:
         argv += ["--bind", os.path.join(box, top), "/" + top]
-    argv += ["--tmpfs", "/tmp", "--dir", SANDBOX_TMPDIR, "--dev", "/dev", "--proc", "/proc", "--chdir", SANDBOX_PROJECT, "--clearenv"]
+    os.makedirs(os.path.join(box, "tmp", SANDBOX_TMPDIR[5:]), exist_ok=True)
+    argv += ["--bind", os.path.join(box, "tmp"), "/tmp", "--dev", "/dev", "--proc", "/proc", "--chdir", SANDBOX_PROJECT, "--clearenv"]
     env = {"HOME": SANDBOX_HOME, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": SANDBOX_TMPDIR, "USER": "user",
            "PWD": SANDBOX_PROJECT, **{k: v for k, v in GIT_ENV.items()}}
     for name, value in env.items():
@@ -348,11 +397,11 @@ def run_destroy_case(template: str, case: dict) -> tuple[str, list[str]]:
             pass
         after = inventory(box)
         repos_after = {repo: reachable(box, repo) for repo in (SANDBOX_PROJECT, SANDBOX_OTHER)}
-        present = {entry[0] for entry in after.values()}
+        present = {entry[0] for entry in after.values()} | contents(box)
         evidence = []
         for path, entry in sorted(before.items()):
             now = after.get(path)
-            if now == entry:
+            if now is not None and now[:4] == entry[:4]:
                 continue
             inside = path.startswith(SANDBOX_PROJECT + "/")
             if now is not None and now[0] == entry[0]:
@@ -361,6 +410,8 @@ def run_destroy_case(template: str, case: dict) -> tuple[str, list[str]]:
                 continue
             if entry[0] in present:
                 continue  # moved or copied: the bytes are still there
+            if now is not None and entry[4] and now[4][:len(entry[4])] == entry[4]:
+                continue  # appended to: the bytes that were there still are
             repo = SANDBOX_PROJECT if inside else SANDBOX_OTHER if path.startswith(SANDBOX_OTHER + "/") else None
             if repo and repos_after[repo] is not None and entry[0] in repos_after[repo]:
                 continue  # git brings it back
@@ -370,8 +421,10 @@ def run_destroy_case(template: str, case: dict) -> tuple[str, list[str]]:
             where = "project" if repo == SANDBOX_PROJECT else "outside"
             if now is None:
                 evidence.append(f"outside: the repository {repo} is gone")
-            elif objects - now:
-                evidence.append(f"{where}: {len(objects - now)} git objects of {repo} no longer reachable")
+            else:
+                gone = {blob for blob in lost_blobs(box, repo, objects - now) if blob not in present}
+                if gone:
+                    evidence.append(f"{where}: {len(gone)} file contents only unreachable git objects of {repo} held")
         label = "block" if any(e.startswith("outside") for e in evidence) else "save" if evidence else "allow"
         return label, evidence
     finally:
@@ -379,8 +432,23 @@ def run_destroy_case(template: str, case: dict) -> tuple[str, list[str]]:
         shutil.rmtree(box, ignore_errors=True)
 
 
+STRICTNESS = {"allow": 0, "save": 1, "block": 2}
+
+
 def guard_state(verdict: object) -> str:
     return "block" if verdict.blocked else "save" if verdict.saves else "allow"
+
+
+def agrees(case: dict, state: str) -> bool:
+    """Does the guard's state match the case: the same as bash's label, or,
+    where the case is marked, stricter ("conservative") or laxer ("gap: ...")
+    by design?"""
+    mark = case.get("sandbox", "")
+    if mark == "conservative" and case["expect"] in STRICTNESS:
+        return STRICTNESS[state] > STRICTNESS[case["expect"]]
+    if mark.startswith("gap") and case["expect"] in STRICTNESS:
+        return STRICTNESS[state] < STRICTNESS[case["expect"]]
+    return state == case["expect"]
 
 
 def load_cases(categories: list[str]) -> list[tuple[str, dict]]:
@@ -432,7 +500,7 @@ def write_rule_ids(categories: list[str]) -> int:
                     else:
                         verdict = judge_command(case["command"])
                     case.pop("rule_id", None)
-                    if guard_state(verdict) == case["expect"]:
+                    if agrees(case, guard_state(verdict)):
                         case["rule_id"] = verdict.rule_id
                     else:
                         disagree += 1
@@ -470,14 +538,15 @@ def run_all(cases: list[tuple[str, dict]], jobs: int) -> list[tuple[str, list[st
 
 def write_labels(categories: list[str], jobs: int) -> int:
     """Label the cases of these categories by running them: `expect` becomes
-    what bash did (a case marked "sandbox": "conservative" keeps its own)."""
+    what bash did. (A case's "sandbox" mark says how the guard differs by
+    design: "conservative", it does more; "gap: why", it does less.)"""
     for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.jsonl"))):
         category = os.path.basename(os.path.dirname(path))
         if category not in categories:
             continue
         with open(path, encoding="utf-8") as f:
             cases = [json.loads(line) for line in f if line.strip()]
-        runnable = [case for case in cases if skip_reason(case) is None and case.get("sandbox") != "conservative"]
+        runnable = [case for case in cases if skip_reason(case) is None]
         results = run_all([(category, case) for case in runnable], jobs)
         for case, (bash_did, evidence) in zip(runnable, results):
             if case.get("expect") != bash_did:

@@ -8,14 +8,14 @@ temporary directory and runs each case through `ralph pre-tool`.
 
     <home>/.bashrc, .ssh/config, notes/todo.txt, data.db (SQLite)
     <home>/work/proj                the project (the command's cwd):
-        README.md                   tracked, with an uncommitted change
-        src/app.py, src/lib/util.py tracked
+        README.md, src/lib/util.py  tracked, with an uncommitted change
+        src/app.py                  tracked
         docs/guide.md               tracked
         staged.txt                  staged, never committed
         notes.txt, scratch/draft.md untracked
         .env, data/app.db           ignored, not build artefacts
         node_modules/, build/, dist/, src/__pycache__/  ignored build artefacts
-        branch `feature` (a commit only it has), branch `merged`,
+        branch `feature` (a commit only it has, in no reflog), branch `merged`,
         annotated tag v0 on the first commit, a stash entry
     <home>/work/other               another repository, with an uncommitted change
     (sandbox only) /etc/hosts, /etc/demo/app.conf, /var/log/app.log,
@@ -52,7 +52,7 @@ def database(path: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     connection = sqlite3.connect(path)
     connection.execute("CREATE TABLE t (x TEXT)")
-    connection.execute("INSERT INTO t VALUES ('kept')")
+    connection.execute("INSERT INTO t VALUES (?)", (path,))  # each database its own bytes
     connection.commit()
     connection.close()
 
@@ -79,9 +79,12 @@ def build_home(home: str) -> str:
     git(project, "add", "feature.txt", home=home)
     git(project, "commit", "-qm", "feature work", home=home)
     git(project, "checkout", "-q", "main", home=home)
+    # no reflog remembers feature's commit: deleting the branch loses it
+    git(project, "reflog", "expire", "--expire=now", "--all", home=home)
     write(os.path.join(project, "src", "app.py"), "print('stashed change')\n")
     git(project, "stash", "-q", home=home)
     write(os.path.join(project, "README.md"), "# proj\nuncommitted line\n")
+    write(os.path.join(project, "src", "lib", "util.py"), "X = 2  # uncommitted\n")
     write(os.path.join(project, "staged.txt"), "staged, never committed\n")
     git(project, "add", "staged.txt", home=home)
     write(os.path.join(project, "notes.txt"), "untracked notes\n")

@@ -770,6 +770,7 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
     "printf": (BUILTINS, "run_printf"),
     "tee": (BUILTINS, "run_tee"),
     **dict.fromkeys(("cp", "ln", "install", "mv"), (BUILTINS, "run_copy")),
+    "mkdir": (BUILTINS, "run_mkdir"),
 }
 
 

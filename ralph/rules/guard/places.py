@@ -92,8 +92,11 @@ def classify(around: Surroundings, cwd: str, scope: Scope, path: str) -> Place:
     text = path
     if not text:
         return Place("unknown", "", "''")
+    key = text
+    while key.startswith("./"):
+        key = key[2:]
     for made in scope.made:
-        if text == made or text.startswith(made.rstrip("/") + "/"):
+        if key == made or key.startswith(made.rstrip("/") + "/"):
             return Place("temp", text, shown(text))
     home = around.home
     if text == "~" or text.startswith("~/"):

@@ -61,6 +61,8 @@ def run_sed(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
         scripts = rest[:1]
     for script in scripts:
         if _sed_executes(script):
+            for command in _sed_commands(script):
+                analysis.run_script(command, scope.fork(), "", f"{where} > sed e")
             judge_code(analysis, "sed", script, scope, where, starts_programs=True)
     if any(a.startswith(("-i", "--in-place")) or (a.startswith("-") and not a.startswith("--") and "i" in a) for a in argv[1:]):
         for path in files:
@@ -119,6 +121,20 @@ def _sed_executes(script: str) -> bool:
             if len(pieces) >= 3 and "e" in pieces[2]:
                 return True
     return False
+
+
+def _sed_commands(script: str) -> list[str]:
+    """The shell commands of sed's `e command` lines (the `e` flag of `s`
+    runs the pattern space, judged as code by the caller)."""
+    commands = []
+    for line in script.replace(";", "\n").splitlines():
+        line = line.strip().lstrip("0123456789$,!~ ")
+        if line.startswith("/"):
+            end = line.find("/", 1)
+            line = line[end + 1:].lstrip("0123456789$,!~ /") if end > 0 else ""
+        if line.startswith("e ") and line[2:].strip():
+            commands.append(line[2:].strip())
+    return commands
 
 
 def _editor_shell_command(command: str) -> str | None:

@@ -60,6 +60,11 @@ def tracked(analysis: Analysis, place: Place) -> bool:
     return bool(place.path) and files is not None and files.tracked(place.path)
 
 
+def exists(analysis: Analysis, place: Place) -> bool:
+    files = analysis.around.files
+    return bool(place.path) and files is not None and files.exists(place.path)
+
+
 def deny_place(analysis: Analysis, argv: list[str], place: Place, verb: str, where: str) -> None:
     family, rule, what = DENIED_PLACES[place.kind]
     analysis.family_block(family, argv, f"{verb} `{place.shown}`, {what}, which no snapshot can bring back", where, rule)
@@ -73,11 +78,11 @@ def judge_deletion(analysis: Analysis, argv: list[str], path: str, scope: Scope,
     if place.kind in HARMLESS_PLACES:
         analysis.note(where, f"{verb} {place.shown}: {place.kind}, nothing of value is lost")
     elif place.kind == "project":
-        if recursive or GLOB in path or UNKNOWN in path or tracked(analysis, place):
+        if recursive or GLOB in path or UNKNOWN in path or exists(analysis, place):
             target = place.path if place.path and UNKNOWN not in path else ""
             analysis.save("tree", target, argv, f"{verb} `{place.shown}` inside the project", where, rule)
         else:
-            analysis.note(where, f"{verb} {place.shown}: an untracked file inside the project")
+            analysis.note(where, f"{verb} {place.shown}: nothing there (or nothing the guard can see)")
     elif place.kind == "unknown":
         if recursive:
             analysis.block(argv, f"{verb} `{place.shown}`, a path only known when the command runs (it could be anything, "

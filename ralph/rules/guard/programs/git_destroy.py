@@ -2,7 +2,7 @@
 
 Saved first (Analysis.save: ralph.claude.bash_guard writes a snapshot or
 keeps the refs before it allows the command):
-- `git reset --hard` / `--merge` (not `--soft`, `--mixed`, `--keep`),
+- `git reset --hard` (not `--soft`, `--mixed`, `--merge`, `--keep`),
 - `git checkout` of paths (`-- <paths>`, `<tree-ish> <paths>`, `.`, a path
   that exists) or with `-f`, `git switch -f`/`--discard-changes`,
 - `git restore` of the work tree (not `--staged` alone),
@@ -108,8 +108,8 @@ def _what_it_destroys(analysis: Analysis, sub: str, options: list[str], words: l
     """(kind, target, rule id, why) for each thing the command would throw away."""
     if sub == "reset":
         mode = next((o for o in reversed(options) if o in ("--hard", "--merge", "--keep", "--soft", "--mixed")), "")
-        if mode in ("--hard", "--merge"):
-            return [("tree", "", "save.git-reset-hard", f"throws away uncommitted changes (reset {mode})")]
+        if mode == "--hard":  # (--merge and --keep refuse to overwrite local changes)
+            return [("tree", "", "save.git-reset-hard", "throws away uncommitted changes (reset --hard)")]
         return []
     if sub == "checkout":
         if _flag(options, "", "--help"):

@@ -120,8 +120,10 @@ def in_directory(scope: Scope, directory: str) -> Scope:
     return inner
 
 
-def judge_python(analysis: Analysis, text: str, scope: Scope, where: str, written: bool) -> None:
-    load_model(SHELL_MODELS).judge_code(analysis, "python", text, scope, where, from_disk=not written)
+def judge_python(analysis: Analysis, text: str, scope: Scope, where: str, written: bool, runs: bool = False) -> None:
+    """runs: the file's code starts programs by the runner's own API
+    (`session.run`, `c.run`), which no import names."""
+    load_model(SHELL_MODELS).judge_code(analysis, "python", text, scope, where, starts_programs=runs, from_disk=not written)
 
 
 # ---- npm, pnpm, yarn, bun ----
@@ -416,7 +418,8 @@ def run_nox(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
     if text is None:
         return None
     code = python_selection(text, names, "session")
-    judge_file(analysis, path, text, written, where, lambda target: judge_python(target, code, scope, f"{where} > nox {show(path)}", written))
+    judge_file(analysis, path, text, written, where, lambda target: judge_python(target, code, scope, f"{where} > nox {show(path)}", written,
+                                                                                 True))
     return None
 
 
@@ -443,7 +446,8 @@ def run_invoke(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: 
     if text is None:
         return None
     code = python_selection(text, names or None, "task")
-    judge_file(analysis, path, text, written, where, lambda target: judge_python(target, code, scope, f"{where} > invoke {show(path)}", written))
+    judge_file(analysis, path, text, written, where, lambda target: judge_python(target, code, scope, f"{where} > invoke {show(path)}",
+                                                                                 written, True))
     return None
 
 

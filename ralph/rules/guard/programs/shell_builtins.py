@@ -166,6 +166,14 @@ def run_tee(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
     return stdin
 
 
+def run_mkdir(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    """mkdir without -p fails on a directory that exists: what it makes is the
+    command's own, and deleting it later loses nothing."""
+    if not any(a.startswith("-") and ("p" in a or a == "--parents") for a in argv[1:]):
+        scope.made = scope.made + tuple(file_key(a).rstrip("/") for a in argv[1:] if not a.startswith("-") and a)
+    return ""
+
+
 def run_copy(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
     """cp / ln / mv / install SOURCE DEST: DEST now holds what SOURCE held; a
     copy or link of a program (`ln -s /usr/bin/git g`) runs that program."""
