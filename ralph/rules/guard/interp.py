@@ -112,7 +112,7 @@ class Analysis(Expander):
 
     family_block = forge_block
 
-    def save(self, kind: str, target: str, argv: list[str], why: str, where: str, rule: str) -> None:
+    def save(self, kind: str, target: str, argv: list[str], why: str, where: str, rule: str, what: str = "") -> None:
         """The command destroys work inside the project that a snapshot can
         hold: ralph.claude.bash_guard saves it before allowing the command.
         kind: "tree" (the work tree and index; target: a path whose ignored
@@ -123,7 +123,7 @@ class Analysis(Expander):
             self.note(where, f"{why}: run without saving, as ralph.toml [guard] save_before_destroying = false")
             self.allow_rule = "allow.config-save-before-destroying"
             return
-        what = show_argv(argv)
+        what = what or show_argv(argv)
         self.saves.append((kind, target, rule, what, why))
         self.note(where, f"`{what}` -> SAVE FIRST [{rule}] ({why})")
 
@@ -363,7 +363,7 @@ class Analysis(Expander):
                             self.judge_overwrite(path, scope, where)
         return (stdin if redirected else "\x02"), written
 
-    def judge_overwrite(self, path: str, scope: Scope, where: str, how: str = ">") -> None:
+    def judge_overwrite(self, path: str, scope: Scope, where: str, how: str = ">", argv: list[str] | None = None) -> None:
         """A file whose content the command replaces (`>`, tee, cp, dd of=):
         outside the project that is denied, a tracked project file is saved
         first. The common case, a new or untracked file in the project,
@@ -377,7 +377,7 @@ class Analysis(Expander):
             files = self.around.files
             if files is None or not self.cwd or not files.tracked(os.path.join(self.cwd, key)):
                 return
-        load_model(DESTROY).judge_overwrite(self, path, scope, where, how)
+        load_model(DESTROY).judge_overwrite(self, path, scope, where, how, argv)
 
     def run_simple(self, node: tuple, scope: Scope, stdin: str | None, cond: bool, where: str) -> str | None:
         _, assigns, words, redirs, text = node

@@ -68,7 +68,7 @@ def run_sed(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
         for path in files:
             # an edit in place: work inside the project, destruction outside it
             if path.startswith(("/", "~")) or ".." in path.split("/"):
-                analysis.judge_overwrite(path, scope, where, "edit")
+                analysis.judge_overwrite(path, scope, where, "edit", argv)
     return None
 
 

@@ -17,10 +17,9 @@ sqlite3, mongosh, redis-cli, dropdb, mysqladmin) and the deletion calls of
 interpreter code (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, ...); the walk
 asks judge_overwrite about redirections, tee, cp/mv/install targets and sed -i.
 """
-from ralph.rules.guard.interp import Analysis
+from ralph.rules.guard.interp import SHELL_MODELS, Analysis, load_model
 from ralph.rules.guard.places import Place, classify
-from ralph.rules.guard.programs.shells import literal_spans
-from ralph.rules.guard.state import GLOB, UNKNOWN, Scope, option_values, program_name, read_written
+from ralph.rules.guard.state import GLOB, UNKNOWN, Scope, option_values, program_name, read_written, shell_quote
 
 # place -> (the [guard] family that denies it, rule id, what the place is)
 DENIED_PLACES = {
@@ -65,13 +64,14 @@ def exists(analysis: Analysis, place: Place) -> bool:
     return bool(place.path) and files is not None and files.exists(place.path)
 
 
-def deny_place(analysis: Analysis, argv: list[str], place: Place, verb: str, where: str) -> None:
-    family, rule, what = DENIED_PLACES[place.kind]
-    analysis.family_block(family, argv, f"{verb} `{place.shown}`, {what}, which no snapshot can bring back", where, rule)
+def deny_place(analysis: Analysis, argv: list[str], place: Place, verb: str, where: str, what: str = "") -> None:
+    family, rule, kind = DENIED_PLACES[place.kind]
+    analysis.family_block(family, [what] if what else argv, f"{verb} `{place.shown}`, {kind}, which no snapshot can bring back", where,
+                          rule)
 
 
 def judge_deletion(analysis: Analysis, argv: list[str], path: str, scope: Scope, where: str, recursive: bool, rule: str,
-                   verb: str = "deletes") -> None:
+                   verb: str = "deletes", what: str = "") -> None:
     """One path a command deletes. recursive: a whole tree (rm -r, find
     -delete), which is saved even when it is not tracked."""
     place = place_of(analysis, path, scope)
@@ -80,7 +80,7 @@ def judge_deletion(analysis: Analysis, argv: list[str], path: str, scope: Scope,
     elif place.kind == "project":
         if recursive or GLOB in path or UNKNOWN in path or exists(analysis, place):
             target = place.path if place.path and UNKNOWN not in path else ""
-            analysis.save("tree", target, argv, f"{verb} `{place.shown}` inside the project", where, rule)
+            analysis.save("tree", target, argv, f"{verb} `{place.shown}` inside the project", where, rule, what)
         else:
             analysis.note(where, f"{verb} {place.shown}: nothing there (or nothing the guard can see)")
     elif place.kind == "unknown":
@@ -90,22 +90,22 @@ def judge_deletion(analysis: Analysis, argv: list[str], path: str, scope: Scope,
         else:
             analysis.note(where, f"{verb} {place.shown}: one file, only known when the command runs")
     else:
-        deny_place(analysis, argv, place, verb, where)
+        deny_place(analysis, argv, place, verb, where, what)
 
 
-def judge_overwrite(analysis: Analysis, argv_or_path: object, scope: Scope, where: str, how: str = ">") -> None:
+def judge_overwrite(analysis: Analysis, path: str, scope: Scope, where: str, how: str = ">", argv: list[str] | None = None) -> None:
     """A file the command replaces. how: ">" (a redirection), the program
     (tee, cp, dd, ...), or "edit" (sed -i: an edit in place, like the Edit
     tool's: inside the project it is work, not saved)."""
-    path = argv_or_path if isinstance(argv_or_path, str) else argv_or_path[-1]
-    argv = [how, path]
+    what = f"{how} {shell_quote(path)}" if how in (">", "edit") else ""
+    argv = argv or [how, path]
     place = place_of(analysis, path, scope)
     if place.kind in HARMLESS_PLACES:
         return
     if place.kind == "project":
         if how != "edit" and tracked(analysis, place):
             analysis.save("tree", place.path, argv, f"overwrites `{place.shown}`, a tracked file with possibly uncommitted work", where,
-                          "save.overwrite-tracked")
+                          "save.overwrite-tracked", what)
         return
     if place.kind == "unknown":
         analysis.note(where, f"writes {place.shown}, only known when the command runs")
@@ -116,7 +116,7 @@ def judge_overwrite(analysis: Analysis, argv_or_path: object, scope: Scope, wher
         return
     if place.kind == "git-dir" and not _vital_git_file(place.shown):
         return
-    deny_place(analysis, argv, place, "overwrites", where)
+    deny_place(analysis, argv, place, "overwrites", where, what)
 
 
 def _vital_git_file(path: str) -> bool:
@@ -187,7 +187,7 @@ def run_dd(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str 
             if place.kind == "device":
                 deny_place(analysis, argv, place, "writes over", where)
             else:
-                analysis.judge_overwrite(arg[3:], scope, where, "dd")
+                analysis.judge_overwrite(arg[3:], scope, where, "dd", argv)
     return None
 
 
@@ -245,7 +245,7 @@ def run_truncate(analysis: Analysis, argv: list[str], env: dict[str, str], stdin
             skip = arg != "-o"
             continue
         if not arg.startswith("-"):
-            analysis.judge_overwrite(arg, scope, where, "truncate")
+            analysis.judge_overwrite(arg, scope, where, "truncate", argv)
     return None
 
 
@@ -345,7 +345,7 @@ def judge_code_deletions(analysis: Analysis, name: str, code: str, scope: Scope,
     it; a call with no literal path fails closed for code on the command
     line (code in the project's own files is judged by its literals only)."""
     low = code.lower()
-    spans = literal_spans(code)
+    spans = load_model(SHELL_MODELS).literal_spans(code)
     for call, whole_tree in DELETE_CALLS:
         start = low.find(call)
         while start >= 0:
@@ -354,7 +354,8 @@ def judge_code_deletions(analysis: Analysis, name: str, code: str, scope: Scope,
                             and not any(c in code[end:span[0]] for c in ");\n")), None)
             argv = [name, call.strip("(."), literal[2] if literal else "…"]
             if literal is not None:
-                judge_deletion(analysis, argv, literal[2], scope, where, whole_tree or not from_disk, "save.interpreter-delete")
+                judge_deletion(analysis, argv, literal[2], scope, where, whole_tree or not from_disk, "save.interpreter-delete",
+                               what=f"{name}: {call.strip('(.')}({literal[2]!r})")
             elif not from_disk and not _in_literal(spans, start):
                 analysis.block(argv, f"{name} code deletes with {call.strip('(.')}() a path only known when it runs", where,
                                "destroy.unknown-path")

@@ -69,6 +69,32 @@ PROGRAM_CONFIG_NAMES = frozenset(("uploadpack", "receivepack", "command", "textc
                                   "cmd", "helper", "proxy", "program", "sshcommand"))
 
 
+def may_destroy(sub: str, args: list[str]) -> bool:
+    """A quick look: could this call throw work away? (`git checkout -b x`,
+    `git stash pop`, `git restore --staged f`, `git branch -a` cannot, and
+    load no more models.)"""
+    shorts = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    longs = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    if sub == "reset":
+        return "--hard" in longs or any(UNKNOWN in a for a in args)
+    if sub == "checkout":
+        return bool(set(shorts) & set("fp") or longs & {"--force", "--patch", "--pathspec-from-file", "--ours", "--theirs"}
+                    or "--" in args or not set(shorts) & set("bB") and "--orphan" not in longs)
+    if sub == "switch":
+        return "f" in shorts or bool(longs & {"--force", "--discard-changes"})
+    if sub == "restore":
+        return "W" in shorts or "--worktree" in longs or not ("S" in shorts or "--staged" in longs)
+    if sub == "clean":
+        return "n" not in shorts and "--dry-run" not in longs
+    if sub == "stash":
+        return bool(args) and args[0] in ("drop", "clear")
+    if sub == "branch":
+        return bool(set(shorts) & set("dDfMCmc") or longs & {"--delete", "--force", "--move", "--copy"})
+    if sub in ("rm", "worktree"):
+        return "f" in shorts or "--force" in longs
+    return "d" in shorts or "--delete" in longs  # tag -d, update-ref -d
+
+
 def runs_program(key: str) -> bool:
     """Does git run this config key's value as a program (core.sshCommand,
     uploadpack.packObjectsHook, filter.<x>.smudge, remote.<x>.uploadpack, ...)?"""
@@ -169,7 +195,7 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
 def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs: list, argv: list[str], scope: Scope, where: str,
                          places: list[str] | None = None) -> None:
     low = sub.lower()
-    if low in DESTROYING_SUBCOMMANDS:
+    if low in DESTROYING_SUBCOMMANDS and may_destroy(low, args):
         # git subcommands that can throw work away (reset --hard, clean -f, ...): judged, saved or denied there
         load_model(GIT_DESTROY).judge(analysis, low, args, argv, scope, where, [p for p in places or [] if p is not scope.cwd])
     helping = bool(args) and args[0] in ("--help", "-h")

@@ -160,7 +160,7 @@ def run_tee(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
     for arg in argv[1:]:
         if not arg.startswith("-"):
             if not appends:
-                analysis.judge_overwrite(arg, scope, where, "tee")
+                analysis.judge_overwrite(arg, scope, where, "tee", argv)
             scope.files[file_key(arg)] = stdin
             analysis.check_written(arg, stdin, where, scope)
     return stdin
@@ -184,9 +184,9 @@ def run_copy(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: st
     replaces = name != "ln" or any(a in ("-f", "--force") or (not a.startswith("--") and "f" in a) for a in options)
     directories = [a for k, a in enumerate(argv[1:], 1) if argv[k - 1] == "-t"] + [a[17:] for a in options if a.startswith("--target-directory=")]
     if len(paths) >= 2 and replaces and not keeps and not directories:
-        analysis.judge_overwrite(paths[-1], scope, where, name)
+        analysis.judge_overwrite(paths[-1], scope, where, name, argv)
     for directory in directories:
-        analysis.judge_overwrite(directory, scope, where, name)
+        analysis.judge_overwrite(directory, scope, where, name, argv)
     if len(paths) == 2:
         source = file_key(paths[0])
         if source in ("/dev/stdin", "-"):
