@@ -1,4 +1,5 @@
-"""The push/merge guard: would this Bash command, when run, push or merge?
+"""The guard: would this Bash command, when run, push or merge, or destroy
+work (and can a snapshot hold what it destroys)?
 
 judge_command() parses the command as bash does (ralph.rules.guard.syntax), then walks
 the tree in order as a shell would run it, keeping what the command itself
@@ -59,17 +60,35 @@ subcommand always; anything else only when the command text mentions
 push/merge/pull or contains encodings (hex escapes, base64, rev, ...) that
 could spell them. The reason asks for plain simple commands with literal words.
 
-Not seen (documented limits): scripts written by an earlier tool call and run
-now (`bash deploy.sh`), git aliases or hooks configured before this command,
-a project Makefile or npm scripts, git libraries used from interpreter code.
+Destroying work (ralph.rules.guard.programs.destroy, git_destroy; where a
+path lies: ralph.rules.guard.places): inside the project, what a snapshot can
+hold is named in GuardVerdict.saves (`git reset --hard`, `git checkout --
+<paths>`, `git clean -f`, `rm -r src`, a redirection over a tracked file,
+`git branch -D`, `git stash drop`, ...) and the verdict allows the command
+(ralph.claude.bash_guard saves first); outside it (home, system paths,
+other repositories, the project's own directory or .git, disks, database
+servers) the command is blocked; build artefacts, temporary directories and
+what the command made are neither. Each family has a [guard] switch.
+
+Task runners and files on disk (ralph.rules.guard.programs.runners,
+makefiles, disk_scripts): make, npm/pnpm/yarn/bun scripts, pytest's tests and
+conftest.py files, tox, nox, just, task, invoke, pre-commit local hooks,
+cmake -P, scripts a command or git's settings run: read through the reader
+in Surroundings (pure: passed in, as the local remotes are) and judged as
+what they run.
+
+Not seen (documented limits): git aliases or hooks configured before this
+command, git libraries used from interpreter code, build files of other
+tools (cargo's build.rs, Gradle), encoded pushes in the project's own files.
 The client's own sandbox (`ralph sandbox`: Claude Code's Bash sandbox) is the second
 line for those: the guard is the first, and explains its denials.
 
 Modules (split like mvdan/sh): ralph.rules.guard.syntax parses (lexer,
 parser); expand expands words; interp walks the tree and dispatches each
 argv to its program's model (ralph.rules.guard.programs: git, forges,
-shells and interpreters, wrappers, data-executing programs, shell builtins),
-imported only when a command runs that program; state holds the scope,
+shells and interpreters, wrappers, data-executing programs, shell builtins,
+destructive programs, task runners), imported only when a command runs that
+program; places says where a path lies; readers read runners' files; state holds the scope,
 budget and markers; policy is the [guard] table; programs.facts is the table
 of program facts (shared with ralph.rules.outcome.verdict) and
 programs.fast_path the check that lets plain commands skip all of this. This
