@@ -298,8 +298,9 @@ GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
 RUNNER_MODELS = "ralph.rules.guard.programs.runners"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
 DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
+TASK_FILES = "ralph.rules.guard.programs.task_files"
 MODEL_MODULES = (GIT_MODEL, FORGE_MODELS, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS, DESTROY_MODELS,
-                 GIT_DESTROY, RUNNER_MODELS, MAKEFILES, DISK_SCRIPTS)
+                 GIT_DESTROY, RUNNER_MODELS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
 
 
 def test_program_models_load_only_when_a_command_reaches_one() -> None:
@@ -393,7 +394,8 @@ MODEL_COMMANDS = {
     DESTROY_MODELS: ("rm -rf ~/notes", "dd if=/dev/zero of=/dev/sda", "chmod -R 777 /", "psql -c 'DROP DATABASE x'"),
     GIT_DESTROY: ("git -C ../other reset --hard", "cd /srv/repo && git clean -fdx"),
     RUNNER_MODELS: ("echo '{\"scripts\":{\"test\":\"git push\"}}' > package.json && npm test",
-                    "printf 'x:\\n\\tgit push\\n' > justfile && just x"),
+                    "printf 'import os\\nos.system(\"git push\")\\n' > test_x.py && pytest test_x.py"),
+    TASK_FILES: ("printf 'x:\\n    git push\\n' > justfile && just x", "printf '[testenv]\\ncommands = git push\\n' > tox.ini && tox"),
     BUILTIN_MODELS: ("alias p='git push'; p", "cd /srv/app.git && git commit -m x", "export GIT_EDITOR='git push'; git commit",
                      "printf -v s push; git $s"),
     NAME_GLOBS: ("gi? push", "/usr/bin/git-p*sh origin main"),

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ralph.claude.bash_guard import index_has
+from ralph.claude.git_index import index_has
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import FAMILIES, GuardPolicy
 

@@ -22,10 +22,10 @@ from ralph.rules.guard.policy import DEFAULT_POLICY, GuardPolicy
 from ralph.rules.guard.state import Surroundings
 from ralph.state import denials
 
-# what a verdict needs done before the command may run -> the module that
-# does it (`save_then_allow(call, command, verdict, policy) -> Outcome`):
-# saving runs git, and most commands never need it
-SAVERS = {"snapshot": "ralph.claude.bash_save"}
+# what most commands never need, loaded at one site (load) when one does:
+# saving before a destructive command (`save_then_allow(call, command,
+# verdict, policy) -> Outcome`: it runs git), and reading git's index (`index_has`)
+LATER = {"snapshot": "ralph.claude.bash_save", "index": "ralph.claude.git_index"}
 MAX_FILE_BYTES = 1024 * 1024  # a task runner's file, a script, a test: read this much at most
 # variables the Bash tool's shell has, as the guard may expand them
 KNOWN_VARIABLES = ("HOME", "TMPDIR", "CLAUDE_PROJECT_DIR", "USER", "CLAUDE_CODE_TMPDIR")
@@ -64,13 +64,17 @@ def judge(call: HookCall, command: str, config_path: str | None) -> Outcome:
         return outcome
     if verdict.saves:
         call.log_extra["rule_id"] = verdict.rule_id
-        name = SAVERS["snapshot"]
-        __import__(name)
-        outcome = sys.modules[name].save_then_allow(call, command, verdict, policy)
+        outcome = load("snapshot").save_then_allow(call, command, verdict, policy)
         if outcome.decision == "deny" and call.environ.get(denials.ENV_RUN_ID):
             record_denial(call, command, outcome.reason, outcome)
         return outcome
     return allow()
+
+
+def load(what: str) -> object:
+    name = LATER[what]
+    __import__(name)
+    return sys.modules[name]
 
 
 def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:
@@ -154,7 +158,7 @@ class ProjectFiles:
         entry = self._index(top)
         if entry is None:
             return True
-        return index_has(entry[1], os.path.relpath(path, top).encode("utf-8", "surrogateescape"))
+        return load("index").index_has(entry[1], os.path.relpath(path, top).encode("utf-8", "surrogateescape"))
 
     def is_ref(self, name: str) -> bool:
         """Does `name` name a branch, tag or remote-tracking branch of the
@@ -204,56 +208,3 @@ def _git_dir(top: str) -> str | None:
     except OSError:
         return None
     return os.path.normpath(os.path.join(top, pointed)) if pointed else None
-
-
-def index_has(index: bytes, path: bytes) -> bool:
-    """Is `path` an entry of this git index (bytes of .git/index)? Versions 2
-    and 3 are searched for the path and checked at their entry's place; a
-    version 4 index (paths compressed) is walked entry by entry."""
-    version = int.from_bytes(index[4:8], "big")
-    if version == 4:
-        return path in _v4_paths(index)
-    needle = path + b"\0"
-    length = min(len(path), 0xFFF)
-    at = index.find(needle, 12)
-    while at >= 0:
-        for offset in (62, 74):  # sha-1 and sha-256 entries: 40 bytes of stat data, the id, 2 bytes of flags
-            for extended in (0, 2):
-                start = at - offset - extended
-                if start >= 12 and (start - 12) % 8 == 0:
-                    flags = int.from_bytes(index[start + offset - 2:start + offset], "big")
-                    if flags & 0xFFF == length and bool(flags & 0x4000) == bool(extended):
-                        return True
-        at = index.find(needle, at + 1)
-    return False
-
-
-def _v4_paths(index: bytes) -> set[bytes]:
-    """Every path of a version 4 index (each entry's path is the previous
-    one's with a number of bytes cut off its end, then a suffix)."""
-    count = int.from_bytes(index[8:12], "big")
-    paths: set[bytes] = set()
-    position = 12
-    previous = b""
-    for _ in range(count):
-        flags_at = position + 60
-        if flags_at + 2 > len(index):
-            break
-        flags = int.from_bytes(index[flags_at:flags_at + 2], "big")
-        position = flags_at + 2 + (2 if flags & 0x4000 else 0)
-        cut = 0
-        shift = 0
-        while position < len(index):  # git's offset encoding: 7 bits a byte, high bit = more
-            byte = index[position]
-            position += 1
-            cut = (cut << 7) | (byte & 0x7F) if shift == 0 else ((cut + 1) << 7) | (byte & 0x7F)
-            shift += 1
-            if not byte & 0x80:
-                break
-        end = index.find(b"\0", position)
-        if end < 0:
-            break
-        previous = previous[:len(previous) - cut] + index[position:end]
-        paths.add(previous)
-        position = end + 1
-    return paths

@@ -706,11 +706,12 @@ NAME_GLOBS = "ralph.rules.guard.programs.name_globs"
 DESTROY = "ralph.rules.guard.programs.destroy"
 GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
 RUNNERS = "ralph.rules.guard.programs.runners"
+TASK_FILES = "ralph.rules.guard.programs.task_files"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
 DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
 # every module load_model imports (a bundler must ship them: build.spec)
 MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY, GIT_DESTROY, RUNNERS, MAKEFILES,
-                 DISK_SCRIPTS)
+                 DISK_SCRIPTS, TASK_FILES)
 
 # program -> (the module that models it, the function there that judges a
 # call: function(analysis, argv, env, stdin, scope, where) -> the output when known)
@@ -747,13 +748,13 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
                      "clickhouse-client", "cockroach"), (DESTROY, "run_database")),
     **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), (RUNNERS, "run_package_scripts")),
     **dict.fromkeys(("pytest", "py.test"), (RUNNERS, "run_pytest")),
-    "tox": (RUNNERS, "run_tox"),
-    "nox": (RUNNERS, "run_nox"),
-    "just": (RUNNERS, "run_just"),
-    **dict.fromkeys(("task", "go-task"), (RUNNERS, "run_taskfile")),
-    **dict.fromkeys(("invoke", "inv"), (RUNNERS, "run_invoke")),
-    "pre-commit": (RUNNERS, "run_pre_commit"),
-    "cmake": (RUNNERS, "run_cmake"),
+    "tox": (TASK_FILES, "run_tox"),
+    "nox": (TASK_FILES, "run_nox"),
+    "just": (TASK_FILES, "run_just"),
+    **dict.fromkeys(("task", "go-task"), (TASK_FILES, "run_taskfile")),
+    **dict.fromkeys(("invoke", "inv"), (TASK_FILES, "run_invoke")),
+    "pre-commit": (TASK_FILES, "run_pre_commit"),
+    "cmake": (TASK_FILES, "run_cmake"),
     **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), (DATA_EXEC, "run_awk")),
     **dict.fromkeys(("sed", "gsed"), (DATA_EXEC, "run_sed")),
     **dict.fromkeys(("ed", "red", "ex", "vi", "vim", "nvim", "view", "vim.basic", "vim.tiny"), (DATA_EXEC, "run_editor")),

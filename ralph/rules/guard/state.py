@@ -152,10 +152,15 @@ def normalize_program(name: str) -> str:
 
 def lookup_file(files: dict[str, str | None], path: str) -> tuple[bool, str | None]:
     """(found, content) of a file written earlier in the command. A path with an
-    unknown prefix (`$PWD/x.cfg`) matches a written file of that name."""
+    unknown or absolute prefix (`$PWD/x.cfg`) matches a written file of that name."""
     key = file_key(path)
     if key in files:
         return True, files[key]
+    if path.startswith("/") and UNKNOWN not in path:
+        # `$PWD/x.cfg`, `$(pwd)/x.cfg`: a file the command wrote by a relative name
+        for name, content in files.items():
+            if not name.startswith("/") and UNKNOWN not in name and path.endswith("/" + name):
+                return True, content
     if UNKNOWN in path:
         tail = path.rsplit(UNKNOWN, 1)[1].lstrip("/")
         if tail and UNKNOWN not in tail:
