@@ -66,6 +66,7 @@ PYTEST_OPTIONS_WITH_VALUE = frozenset(("-k", "-m", "-p", "-c", "-o", "--rootdir"
                                        "--html", "--report-log", "--result-log", "--cache-dir", "--durations-min"))
 SKIPPED_DIRS = frozenset(("node_modules", "__pycache__", "venv", "site-packages", "build", "dist", "htmlcov"))
 MAX_TEST_FILES = 300
+MAX_TEST_DIRECTORIES = 1000  # a tree walked for tests: past these, the rest is not read
 
 
 # ---- shared ----
@@ -284,8 +285,10 @@ def _collect_tests(analysis: Analysis, scope: Scope, target: str, files: list[st
         return
     pending = [(target.rstrip("/") or ".", full)]
     count = 0
-    while pending and count < MAX_TEST_FILES:
+    directories = 0
+    while pending and count < MAX_TEST_FILES and directories < MAX_TEST_DIRECTORIES:
         relative, directory = pending.pop()
+        directories += 1
         entries = reader.list_dir(directory)
         for name, is_dir in sorted(entries or []):
             if is_dir:
