@@ -12,8 +12,9 @@ noise hits every case alike:
   baseline      python -I -c pass, with that venv's interpreter
   pre-tool      the hook command as `ralph install` writes it
                 (`python -IS ralph pre-tool`) on small Bash payloads (the captured one, which
-                needs the full shell guard, and a plain `npm test`, which takes
-                the guard's fast path) and on an Edit payload
+                needs the full shell guard, a plain `ls -la src`, which takes
+                the guard's fast path, and `npm test`, whose package.json the guard
+                reads) and on an Edit payload
   reference     the design's reference hook: a bash script that reads stdin
                 with cat and calls jq three times
   guard         `ralph pre-tool` on a plain command and a 100-segment compound
@@ -195,6 +196,8 @@ def make_project(root: str) -> None:
         f.write("- [ ] US-001: First story\n  - it works\n- [ ] US-002: Second story\n")
     with open(os.path.join(root, ".gitignore"), "w") as f:
         f.write(".ralph/logs/\n.ralph/sessions/\n")
+    with open(os.path.join(root, "package.json"), "w") as f:
+        f.write('{"name": "bench", "scripts": {"pretest": "node build.js", "test": "node --test", "deploy": "git push origin main"}}\n')
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "initial"], check=True)
 
@@ -228,9 +231,11 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     read = payload("PostToolUse_Read", project)
     subprocess.run([*hook, "post-tool"], input=json.dumps(read).encode(), cwd=project, env=env, check=True, capture_output=True)
     # The captured payload's own command needs the full guard (&&, >&2, git);
-    # `npm test` takes the fast path for plain commands.
+    # `ls -la src` takes the fast path for plain commands; `npm test` runs what
+    # package.json says, which the guard reads (the project has one).
     bash_small = json.dumps(payload("PreToolUse_Bash", project)).encode()
-    bash_plain = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
+    bash_plain = json.dumps(payload("PreToolUse_Bash", project, command="ls -la src")).encode()
+    bash_runner = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
     edit = json.dumps(payload("PreToolUse_Edit", project)).encode()
     bash_ran = json.dumps(payload("PostToolUse_Bash", project, command="ls -la src")).encode()
     compound = " && ".join(f"echo step{i} > out{i}.txt" if i % 3 else f'git add out{i - 1}.txt; git commit -qm "step {i}"' for i in range(100))
@@ -248,6 +253,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("baseline: python -I -c pass", [PYTHON, "-I", "-c", "pass"], env=env),
         Case("pre-tool Bash (small)", [*hook, "pre-tool"], bash_small, project, env),
         Case("pre-tool Bash (plain: fast path)", [*hook, "pre-tool"], bash_plain, project, env),
+        Case("pre-tool Bash (npm test: package.json read)", [*hook, "pre-tool"], bash_runner, project, env),
         Case("pre-tool Edit (read file)", [*hook, "pre-tool"], edit, project, env),
         Case("post-tool Bash (no tests)", [*hook, "post-tool"], bash_ran, project, env),
         Case("pre-tool Bash via #! (site)", [ralph_script, "pre-tool"], bash_small, project, env),
@@ -401,6 +407,7 @@ TARGETS = [
     # the hook command `ralph install` writes (python -IS), plain code on the hot path
     ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (full guard)"),
     ("pre-tool Bash (plain: fast path)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (fast path)"),
+    ("pre-tool Bash (npm test: package.json read)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (a task runner's file read and judged)"),
     ("pre-tool Edit (read file)", "baseline: python -I -c pass", 1.1, "p50 <= 1.1x bare python"),
     ("post-tool Bash (no tests)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: a command that runs no tests loads no verdict code"),
     ("pre-tool Bash (small)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),

@@ -246,7 +246,7 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     command = read(user_settings(home))["hooks"]["PreToolUse"][-1]["hooks"][0]["command"]
     words = command.split()
     assert words[1] == "-IS" and words[-1] == "pre-tool"
-    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "npm test"}}
+    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "ls -la src"}}
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
