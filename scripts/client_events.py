@@ -5,6 +5,7 @@ CLIENT_EVENT_SUPPORT table was derived).
 
     python3 scripts/client_events.py 1.0.128 2.0.0 2.0.77        # fetched with `npm pack`
     python3 scripts/client_events.py --bundle PATH [--bundle PATH]  # a cli.js or a native binary
+    python3 scripts/client_events.py --first     # each event's first release, bisected over npm
 
 The settings schema validates the `hooks` object as a record keyed by an
 enum of event names (1.0.x `record(enum(E), array(group))`, 2.x
@@ -33,6 +34,7 @@ import tempfile
 PACKAGE = "@anthropic-ai/claude-code"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ralph-hooks", "bundles")
 
+FACTS = {"events", "onFailure", "notes_unknown_events"}
 ARRAY = re.compile(rb'(?<![\w$])([\w$]+)=(\["PreToolUse","PostToolUse"[^\]]{0,2000}\])')
 
 
@@ -52,12 +54,13 @@ def knows_on_failure(data: bytes | mmap.mmap) -> bool:
 
 
 def read_bundle(path: str) -> dict:
-    """What the bundle says: the events, `onFailure`, and whether an unknown
-    event key is skipped with a note (`unknown hook event. Valid events:`)
-    rather than failing the whole hooks object."""
+    """What the bundle says: the events, `onFailure`, and whether it names an
+    unknown event key in a note (`unknown hook event. Valid events:`, from
+    2.1.198; runs show such a key is skipped silently from 2.1.101 on, and
+    before that fails the whole hooks object)."""
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         return {"events": schema_events(data), "onFailure": knows_on_failure(data),
-                "skips_unknown_events": data.find(b"unknown hook event. Valid events") >= 0}
+                "notes_unknown_events": data.find(b"unknown hook event. Valid events") >= 0}
 
 
 def npm_pack(spec: str, work: str) -> str:
@@ -72,7 +75,9 @@ def fetched_facts(version: str) -> dict:
     facts_file = os.path.join(CACHE, f"{version}.json")
     try:
         with open(facts_file, encoding="utf-8") as f:
-            return json.load(f)
+            cached = json.load(f)
+        if isinstance(cached, dict) and set(cached) == FACTS:
+            return cached
     except (OSError, ValueError):
         pass
     os.makedirs(CACHE, exist_ok=True)
@@ -94,12 +99,42 @@ def fetched_facts(version: str) -> dict:
     return facts
 
 
+def published() -> list[str]:
+    """Every release from the first with hooks (1.0.22 has none), oldest first."""
+    done = subprocess.run(["npm", "view", PACKAGE, "versions", "--json"], check=True, capture_output=True, text=True, timeout=300)
+    versions = [v for v in json.loads(done.stdout) if "-" not in v and not v.startswith("0.")]
+    return versions[versions.index("1.0.22"):]
+
+
+def first_releases() -> dict[str, str]:
+    """Each fact's first release (events of the newest, onFailure, the note),
+    by bisection: a fact, once in, stays (true of every one checked)."""
+    versions = published()
+    newest = fetched_facts(versions[-1])
+    found = {}
+    for fact in [*newest["events"], "onFailure", "notes_unknown_events"]:
+        def has(version: str) -> bool:
+            facts = fetched_facts(version)
+            return bool(facts[fact]) if fact in FACTS else fact in (facts["events"] or [])
+        low, high = 0, len(versions) - 1
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if has(versions[middle]) else (middle, high)
+        found[fact] = versions[high]
+        print(f"{fact}: first in {versions[high]} (not in {versions[low]})", flush=True)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("versions", nargs="*", help="npm versions of @anthropic-ai/claude-code")
     parser.add_argument("--bundle", action="append", default=[], help="a cli.js or native claude binary")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--first", action="store_true", help="bisect each event's first release (fetches ~60 releases once)")
     args = parser.parse_args(argv)
+    if args.first:
+        first_releases()
+        return 0
     rows = {}
     for version in args.versions:
         rows[version] = fetched_facts(version)
@@ -110,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for what, row in rows.items():
         events = row["events"]
-        notes = [n for n, on in (("onFailure", row["onFailure"]), ("skips unknown events", row["skips_unknown_events"])) if on]
+        notes = [n for n, on in (("onFailure", row["onFailure"]), ("notes unknown events", row["notes_unknown_events"])) if on]
         print(f"{what}: {len(events) if events else '?'} events{f' ({chr(44).join(notes)})' if notes else ''}: {','.join(events or ['NOT FOUND'])}")
     return 0
 

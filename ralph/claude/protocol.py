@@ -43,11 +43,11 @@ EVENT_SINCE: dict[str, tuple[int, int, int]] = {
 # Every event some release knows (the newest measured: 2.1.332)
 CLIENT_EVENTS = tuple(EVENT_SINCE)
 # Before this release a settings file naming an event the client does not know
-# fails validation as a whole and the client runs NONE of its hooks (runs:
-# 1.0.128, 2.0.77 and 2.1.100 let `git push` through); from it on, the unknown
-# key is skipped with a note ("unknown hook event. Valid events: ...", bisected
-# with scripts/client_events.py).
-UNKNOWN_EVENTS_SKIPPED_SINCE = (2, 1, 0)
+# fails validation as a whole and the client runs NONE of its hooks: with a
+# "BogusEvent" key beside ralph's PreToolUse entry, `git push` ran on 1.0.128,
+# 2.0.77 and 2.1.100 and was denied from 2.1.101 on (bisected with runs; the
+# message "unknown hook event. Valid events: ..." only came in 2.1.198).
+UNKNOWN_EVENTS_SKIPPED_SINCE = (2, 1, 101)
 # `"onFailure": "block"` on a command hook (fail closed when the hook cannot
 # answer): in the command-hook schema from this release (scripts/client_events.py,
 # bisected); a run shows 2.1.217 lets a call through past a hook that exits 1,

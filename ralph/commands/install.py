@@ -15,7 +15,7 @@ on bad input; every write is a temp file + rename after a timestamped backup.
 
 Only the events the installed client knows are written (`claude --version`,
 ralph.claude.protocol's table): a settings file naming an event a client
-before 2.1.0 does not know makes that client run none of its hooks.
+before 2.1.101 does not know makes that client run none of its hooks.
 
 Edits keep the file's own text: ralph's entries go in and out with every
 other byte as it was. Install remembers what it did beside the file
