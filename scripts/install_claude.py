@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Install the Claude Code CLI the end-to-end tests drive, and say where it is.
 
-    python3 scripts/install_claude.py [--soft] [--quiet] [--client-version X.Y.Z]
+    python3 scripts/install_claude.py [--soft] [--quiet] [--client-version X.Y.Z] [--old]
 
 - The release: --client-version, else $RALPH_CLAUDE_VERSION, else VERSION (the
   newest 2.1; .ci/run also runs the client e2e on SECOND_VERSION, the last 2.0).
@@ -39,6 +39,8 @@ import time
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION = "2.1.332"  # the newest 2.1
 SECOND_VERSION = "2.0.77"  # the last 2.0: .ci/run runs the client e2e on it too
+# the last 1.0 and the last 2.0: tests/e2e/test_e2e_clients.py pins them (--old installs them)
+OLD_RELEASES = ("1.0.128", "2.0.77")
 STATUS_FILE = "install-status.json"
 NPM_TIMEOUT_SECONDS = 900
 VERSION_TIMEOUT_SECONDS = 60
@@ -189,9 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soft", action="store_true", help="exit 0 even when the CLI is unavailable (tests will skip)")
     parser.add_argument("--quiet", action="store_true", help="capture npm's output unless it fails")
     parser.add_argument("--client-version", metavar="X.Y.Z", help=f"the release to install (default: $RALPH_CLAUDE_VERSION, else {VERSION})")
+    parser.add_argument("--old", action="store_true", help=f"also install the old releases the tests pin ({', '.join(OLD_RELEASES)})")
     args = parser.parse_args(argv)
     started = time.monotonic()
     wanted = args.client_version or wanted_version()
+    for old in OLD_RELEASES if args.old else ():
+        if old != wanted:
+            found, old_version, why = ensure_installed(args.quiet, old)
+            write_status(install_dir(old), found is not None, found, old_version, why)
+            say(f"Claude Code {old}: {found or 'UNAVAILABLE: ' + why}")
     binary, version, reason = ensure_installed(args.quiet, wanted)
     write_status(install_dir(wanted), binary is not None, binary, version, reason)
     if binary is None:

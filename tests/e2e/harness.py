@@ -35,6 +35,7 @@ __all__ = [
     "RESULTS",
     "RunResult",
     "ScenarioResult",
+    "OLD_RELEASES",
     "ScriptedServer",
     "assert_hooks_answered_cleanly",
     "bash",
@@ -92,6 +93,10 @@ def _installer():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# the old releases tests pin (the last 1.0 and 2.0), installed by scripts/install_claude.py --old
+OLD_RELEASES: tuple[str, ...] = _installer().OLD_RELEASES
 
 
 def client_version() -> str:

@@ -26,8 +26,7 @@ from .harness import bash, make_bare_remote, make_repo, text, write_active_run
 
 pytestmark = pytest.mark.e2e
 
-LAST_1_0 = "1.0.128"
-LAST_2_0 = "2.0.77"
+LAST_1_0, LAST_2_0 = harness.OLD_RELEASES
 RALPH = os.path.join(harness.ralph_bin_dir(), "ralph")
 PUSH = "git push origin main"
 FAILING_TEST_PROJECT = {
