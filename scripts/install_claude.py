@@ -39,8 +39,9 @@ import time
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION = "2.1.332"  # the newest 2.1
 SECOND_VERSION = "2.0.77"  # the last 2.0: .ci/run runs the client e2e on it too
-# the last 1.0 and the last 2.0: tests/e2e/test_e2e_clients.py pins them (--old installs them)
-OLD_RELEASES = ("1.0.128", "2.0.77")
+# the last 1.0, the last 2.0 before PostToolUseFailure (it loads plugins) and the
+# last 2.0: tests/e2e/test_e2e_clients.py pins them (--old installs them)
+OLD_RELEASES = ("1.0.128", "2.0.55", "2.0.77")
 STATUS_FILE = "install-status.json"
 NPM_TIMEOUT_SECONDS = 900
 VERSION_TIMEOUT_SECONDS = 60

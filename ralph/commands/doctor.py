@@ -38,6 +38,7 @@ from ralph.claude.protocol import (
 )
 from ralph.commands import install as settings
 from ralph.config import ConfigError, config_errors, config_path, load_config
+from ralph.redaction import redact
 from ralph.sandbox import probe
 from ralph.state.locations import STATE_DIR_NAME, project_root, state_dir
 
@@ -428,11 +429,12 @@ def main(argv: list[str]) -> int:
     report, latencies, proven = run(root, args.plugin, dict(os.environ), not args.no_round_trip, args.client)
     unproven = not args.no_round_trip and not proven and not report.failed
     code = 1 if report.failed or unproven else 0
+    checks = redact(report.checks)  # details quote files, commands and the client's output
     if args.json:
-        print(json.dumps({"ok": code == 0, "proven": proven, "project": root, "checks": report.checks, "latency_ms": latencies}, indent=2))
+        print(json.dumps({"ok": code == 0, "proven": proven, "project": root, "checks": checks, "latency_ms": latencies}, indent=2))
         return code
     marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
-    for check in report.checks:
+    for check in checks:
         print(f"[{marks[check['status']]}] {check['check']}: {check['detail']}")
         if check["fix"] and check["status"] != "ok":
             print(f"       fix: {check['fix']}")

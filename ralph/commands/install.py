@@ -55,6 +55,7 @@ from ralph.claude.protocol import (
 from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.claude.settings_text import edited
 from ralph.config import ConfigError, config_path, load_config
+from ralph.redaction import redact
 from ralph.sandbox import merge_settings, probe, settings_layer
 from ralph.state.files import atomic_write
 from ralph.state.locations import ensure_state_gitignore, project_root
@@ -381,9 +382,11 @@ def write_record(path: str, old: str | None, new: str, backup: str | None, made:
 
 
 def diff(path: str, old: str | None, new: str) -> str:
+    """The change as a unified diff, to print: redacted (a settings file's
+    `env` may hold a token)."""
     lines = difflib.unified_diff((old or "").splitlines(True), new.splitlines(True),
                                  fromfile=path if old is not None else "/dev/null", tofile=path)
-    return "".join(lines)
+    return redact("".join(lines))
 
 
 def write_settings(path: str, text: str, existed: bool) -> str | None:
@@ -525,11 +528,11 @@ def main(argv: list[str]) -> int:
     if not os.path.isfile(program) or not os.access(program, os.X_OK):
         sys.stderr.write(f"ralph install: {program} is not an executable file; give the ralph to run with --binary PATH\n")
         return 2
-    if args.plugin:
-        return write_plugin(args.plugin, program, args.dry_run)
     release, status = client_for_install(args.client)
     if status:
         return status
+    if args.plugin:
+        return write_plugin(args.plugin, program, args.dry_run, events_of(release))
     root = project_root(os.getcwd())
     scope = scope_of(args)
     path = settings_path(scope, root)
@@ -684,9 +687,11 @@ def plugin_manifest() -> dict:
     }
 
 
-def plugin_hooks() -> dict:
-    """hooks/hooks.json: the same entries, through the fail-closed launcher."""
-    return {"hooks": wanted_hooks(LAUNCHER_COMMAND)}
+def plugin_hooks(events: frozenset[str] | None = None) -> dict:
+    """hooks/hooks.json: the same entries, through the fail-closed launcher
+    (only `events`, the client's, when given: 2.0.25 - 2.0.55 take
+    --plugin-dir but run none of a plugin's hooks when it names PostToolUseFailure)."""
+    return {"hooks": wanted_hooks(LAUNCHER_COMMAND, events)}
 
 
 def launcher_text(program: str | None = None) -> str:
@@ -697,10 +702,10 @@ def launcher_text(program: str | None = None) -> str:
     return text
 
 
-def write_plugin(directory: str, program: str, dry_run: bool) -> int:
+def write_plugin(directory: str, program: str, dry_run: bool, events: frozenset[str] | None = None) -> int:
     files = {
         os.path.join(".claude-plugin", "plugin.json"): json.dumps(plugin_manifest(), indent=2) + "\n",
-        os.path.join("hooks", "hooks.json"): render(plugin_hooks()),
+        os.path.join("hooks", "hooks.json"): render(plugin_hooks(events)),
         os.path.join("hooks", LAUNCHER_NAME): launcher_text(program),
     }
     for rel, text in files.items():

@@ -1,6 +1,6 @@
-"""The clients users really run, through the real CLI: the last 1.0 and the
-last 2.0 (installed from npm by the suite, pinned here) and the suite's own
-client (RALPH_CLAUDE_VERSION; .ci/run runs this file on the newest 2.1 and
+"""The clients users really run, through the real CLI: the last 1.0, the
+last 2.0 before PostToolUseFailure and the last 2.0 (installed from npm by
+the suite, pinned here) and the suite's own client (RALPH_CLAUDE_VERSION; .ci/run runs this file on the newest 2.1 and
 on the last 2.0).
 
 Hooks come only from the files the client finds itself (`ralph install
@@ -26,7 +26,7 @@ from .harness import bash, make_bare_remote, make_repo, text, write_active_run
 
 pytestmark = pytest.mark.e2e
 
-LAST_1_0, LAST_2_0 = harness.OLD_RELEASES
+LAST_1_0, BEFORE_FAILURE_EVENT, LAST_2_0 = harness.OLD_RELEASES
 RALPH = os.path.join(harness.ralph_bin_dir(), "ralph")
 PUSH = "git push origin main"
 FAILING_TEST_PROJECT = {
@@ -120,6 +120,22 @@ def test_1_0_runs_no_hook_from_a_file_that_names_an_event_it_does_not_know(tmp_p
     assert result.hooks_log() == [], result.describe()  # not one hook ran
 
 
+@pytest.mark.parametrize("version", [LAST_1_0, BEFORE_FAILURE_EVENT])
+def test_before_the_failure_event_a_failing_command_reaches_no_hook(tmp_path, version):
+    """What doctor tells users of these releases: no feedback on a failing run."""
+    binary = harness.require_claude(version)
+    home = fresh_home(tmp_path)
+    repo = make_repo(tmp_path, files=FAILING_TEST_PROJECT)
+    assert ralph(["install", "--user"], home, repo, binary).returncode == 0
+    turns = [bash("python -m pytest -q -p no:cacheprovider test_calc.py", "Run the tests", id="t_fail"),
+             bash("python -m pytest -q -p no:cacheprovider test_calc.py || true", "Run them again", id="t_masked"), text("Done.")]
+    result = session(repo, home, binary, turns, prompt="Run the tests.")
+    assert result.tool_result("t_fail")["is_error"] and not result.tool_result("t_masked")["is_error"], result.describe()
+    assert decisions(result, "PreToolUse", "Bash") == ["allow", "allow"]
+    assert decisions(result, "PostToolUse", "Bash") == ["context"]  # only the command that exited 0
+    assert not decisions(result, "PostToolUseFailure")
+
+
 def test_ralph_install_on_1_0_writes_only_its_events_and_the_session_is_protected(tmp_path):
     binary = harness.require_claude(LAST_1_0)
     home = fresh_home(tmp_path)
@@ -160,6 +176,26 @@ def test_doctor_on_1_0_catches_the_dropped_hooks_then_passes_with_what_is_missin
 
 
 # ---- 2.0.x -------------------------------------------------------------------------------------
+
+
+def test_a_plugin_written_for_2_0_55_protects_its_sessions(tmp_path):
+    """2.0.25 - 2.0.55 take --plugin-dir but run none of a plugin's hooks when its
+    hooks.json names PostToolUseFailure: `ralph install --plugin` writes the
+    events the client knows."""
+    binary = harness.require_claude(BEFORE_FAILURE_EVENT)
+    home = fresh_home(tmp_path)
+    repo, remote, refs = push_project(tmp_path)
+    plugin = tmp_path / "plugin"
+    written = ralph(["install", "--plugin", str(plugin)], home, repo, binary)
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert "PostToolUseFailure" not in json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    command = [binary, "-p", "Publish the work.", *harness.client_flags(binary), "--plugin-dir", str(plugin)]
+    run_dir = tmp_path / "plugin-run"
+    run_dir.mkdir()
+    result = harness.run_with_server(command, repo, [bash(PUSH, "Push", id="t_push"), text("Refused.")],
+                                     env=harness.client_env(home, None, binary), run_dir=run_dir, result_class=harness.ScenarioResult, timeout=180)
+    assert "ralph-hooks blocked this command" in result.tool_result("t_push")["content"], result.describe()
+    assert harness.git(remote, "for-each-ref") == refs, "the push ran"
 
 
 def test_2_0_another_bash_hook_takes_the_deny_reason_doctor_warns_and_the_deny_holds(tmp_path):
