@@ -35,22 +35,43 @@ PACKAGE = "@anthropic-ai/claude-code"
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ralph-hooks", "bundles")
 
 FACTS = {"events", "onFailure", "notes_unknown_events"}
-ARRAY = re.compile(rb'(?<![\w$])([\w$]+)=(\["PreToolUse","PostToolUse"[^\]]{0,2000}\])')
+LIST_START = b'=["PreToolUse","PostToolUse"'
+NAME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+# `X(Y(NAME),Z(` around an enum's use: `_.record(_.enum(E),_.array(`, minified `n$e(F(E),A(`
+KEYED = re.compile(rb"[\w$.]+\([\w$.]+\($")
+
+
+def _occurrences(data: bytes | mmap.mmap, needle: bytes):
+    at = data.find(needle)
+    while at >= 0:
+        yield at
+        at = data.find(needle, at + 1)
 
 
 def schema_events(data: bytes | mmap.mmap) -> list[str] | None:
-    """The event names of the settings' hooks record, or None when not found."""
-    arrays = {m.group(1): m.group(2) for m in ARRAY.finditer(data)}
-    for name, literal in arrays.items():
-        # record(enum(E), array(group)): `_.record(_.enum(E),_.array(`, minified `n$e(F(E),A(`
-        if re.search(rb"[\w$.]+\([\w$.]+\(" + re.escape(name) + rb"\),[\w$.]+\(", data):
-            return json.loads(literal)
+    """The event names of the settings' hooks record, or None when not found.
+    Literal searches first (a native binary is hundreds of MB), regexes only
+    on the few bytes around a hit."""
+    for at in _occurrences(data, LIST_START):
+        start = at
+        while start > 0 and data[start - 1] in NAME_CHARS:
+            start -= 1
+        name = bytes(data[start:at])
+        close = data.find(b"]", at)
+        if not name or close < 0:
+            continue
+        literal = bytes(data[at + 1: close + 1])
+        for use in _occurrences(data, b"(" + name + b"),"):
+            before = bytes(data[max(0, use - 40): use + 1])
+            after = bytes(data[use + len(name) + 3: use + len(name) + 43])
+            if KEYED.search(before) and re.match(rb"[\w$.]+\(", after):
+                return json.loads(literal)
     return None
 
 
 def knows_on_failure(data: bytes | mmap.mmap) -> bool:
     """Does the command-hook schema have the `onFailure` field (fail closed)?"""
-    return re.search(rb'"Timeout in seconds for this specific command"\),onFailure:', data) is not None
+    return data.find(b'"Timeout in seconds for this specific command"),onFailure:') >= 0
 
 
 def read_bundle(path: str) -> dict:

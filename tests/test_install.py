@@ -18,8 +18,10 @@ OTHER_TOOL = {"matcher": "Bash", "hooks": [{"type": "command", "command": "other
 
 
 def ralph(args: list[str], home: str, cwd: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`ralph` with no Claude Code in reach (the client's side: tests/e2e)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RALPH_"))}
     env["HOME"] = home
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if not os.path.exists(os.path.join(d, "claude")))
     return subprocess.run([RALPH, *args], capture_output=True, text=True, cwd=cwd, env=env, input=stdin, timeout=120)
 
 
