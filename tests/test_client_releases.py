@@ -72,7 +72,7 @@ settings_objects = st.builds(lambda extra, hooks: {**extra, **({"hooks": hooks} 
 layouts = st.sampled_from([None, 2, 4, "\t"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(settings_objects, layouts)
 def test_text_edits_mean_exactly_what_install_and_uninstall_want(data: dict, indent) -> None:
     text = json.dumps(data, indent=indent, ensure_ascii=False)
@@ -82,7 +82,7 @@ def test_text_edits_mean_exactly_what_install_and_uninstall_want(data: dict, ind
     assert json.loads(removed) == without_ours(merged(data, PROGRAM))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(settings_objects, layouts)
 def test_what_is_not_ours_keeps_its_text(data: dict, indent) -> None:
     """A file holding none of ours: install then a removal of ours gives back
