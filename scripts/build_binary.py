@@ -32,6 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
 sys.path.insert(0, REPO)
 from ralph.claude.dispatch import SUBCOMMANDS  # noqa: E402
+from scripts.install_claude import locate_binary  # noqa: E402
 
 EVENT_PAYLOADS = {
     "PreToolUse": "PreToolUse_Bash.json",
@@ -207,7 +208,11 @@ class Smoke:
         if self.binary not in self.run(["install", "--dry-run"]).stdout:
             raise SmokeFailure("install --dry-run does not wire the binary's absolute path")
         self.run(["install", "--user"])
-        self.run(["doctor"])
+        client = locate_binary()  # the suite's Claude Code: doctor's session runs the binary's hooks in it
+        if client:
+            self.run(["doctor", "--client", client])
+        elif "NOT PROVEN" not in self.run(["doctor"], expect=1).stdout:
+            raise SmokeFailure("doctor without a Claude Code client did not say that nothing was proven")
         self.run(["uninstall", "--user"])
 
 

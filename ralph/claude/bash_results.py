@@ -15,6 +15,7 @@ prompt, and the agent is told by a `decision: block`. Git is imported and run
 only then; nothing here raises.
 """
 import os
+import re
 import stat
 import subprocess
 import time
@@ -174,6 +175,9 @@ def _now() -> str:
 PERSISTED_HEAD = 64 * 1024
 PERSISTED_TAIL = 2 * 1024 * 1024
 FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330 keeps ~10,000 characters of output)
+# Where the client cut an output it hands hooks without persistedOutputPath
+# (before 2.1.45, ralph.claude.protocol): "\n\n... [38445 lines truncated] ..."
+CLIENT_CUT = re.compile(r"\n\.\.\. \[(\d+) (lines|characters) truncated\] \.\.\.")
 
 
 def read_persisted(path: str) -> str:
@@ -212,6 +216,11 @@ def complete_output(call: HookCall, output: str) -> tuple[str, str]:
         return output, (f"Claude Code passed the hook only the first ~{len(output) // 1000} KB of this failing command's output "
                         "(the rest, with the runner's summary, was cut); the verdict comes from that part. "
                         "To see the summary, rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
+    cut = CLIENT_CUT.search(output)
+    if cut:
+        return output, (f"Claude Code cut this output ({int(cut.group(1)):,} {cut.group(2)} left out) and gave the hook no path to the "
+                        "rest, so this verdict is incomplete: it comes from the part that was passed. To see the runner's summary, "
+                        "rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
     return output, ""
 
 

@@ -124,6 +124,8 @@ def classify(method: str, path: str, body: object) -> str:
     if method == "POST" and route.endswith("/v1/messages/count_tokens"):
         return "count_tokens"
     if method == "POST" and route.endswith("/v1/messages"):
+        if isinstance(body, dict) and _first_text(body) == "Warmup":
+            return "side"  # 2.0.x warms its subagents up with a request that lists tools
         if isinstance(body, dict):
             names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
             if any(marker in names for marker in MAIN_TOOL_MARKERS):
@@ -132,6 +134,15 @@ def classify(method: str, path: str, body: object) -> str:
     if method in ("GET", "HEAD", "OPTIONS"):
         return "other"
     return "unknown"
+
+
+def _first_text(body: dict) -> str:
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else {}
+    content = first.get("content")
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict)).strip()
+    return content.strip() if isinstance(content, str) else ""
 
 
 def _blocks_for_turn(turn: dict, counter: int) -> tuple[list[dict], str]:
