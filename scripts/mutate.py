@@ -93,15 +93,15 @@ PROSE = re.compile(r"[A-Za-z]{2,}")
 class Mutant:
     __slots__ = ("number", "line", "kind", "before", "after", "source", "signature")
 
-    def __init__(self, line: int, kind: str, before: str, after: str, source: str) -> None:
+    def __init__(self, line: int, kind: str, before: str, after: str, source: str, context: str) -> None:
         self.number = 0
         self.line = line
         self.kind = kind
         self.before = before
         self.after = after
         self.source = source
-        # stable across edits elsewhere in the module: what changed, not where
-        self.signature = f"{kind}: {before} -> {after}"
+        # stable across edits elsewhere in the module: what changed, on which line of code (not its number)
+        self.signature = f"{kind}: {short(before, 200)} -> {short(after, 200)} | {short(context, 200)}"
 
     def describe(self) -> str:
         return f"#{self.number} line {self.line} {self.kind}: {short(self.before)} -> {short(self.after)}"
@@ -418,9 +418,13 @@ def find_mutants(source: str, path: str) -> list[Mutant]:
         if dump in seen:
             continue
         seen.add(dump)
-        mutants.append(Mutant(line, kind, before, after, mutated))
+        mutants.append(Mutant(line, kind, before, after, mutated, lines[line - 1]))
+    seen_signatures: dict[str, int] = {}
     for number, mutant in enumerate(mutants, 1):
         mutant.number = number
+        count = seen_signatures[mutant.signature] = seen_signatures.get(mutant.signature, 0) + 1
+        if count > 1:  # the same change twice on one line: told apart by its place on it
+            mutant.signature += f" [{count}]"
     return mutants
 
 
@@ -472,10 +476,11 @@ def write_module(module: str, data: bytes) -> None:
 
 def run_tests(tests: list[str], timeout: float | None, workdir: str) -> tuple[str, float, str]:
     """('passed'|'failed'|'timeout', seconds, the tail of the output)."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    # the same run for every mutant: hypothesis and the kill trials draw from fixed seeds
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", RALPH_KILL_SEED="0")
     env.pop("CLAUDE_PROJECT_DIR", None)
     basetemp = tempfile.mkdtemp(prefix="t", dir=workdir)
-    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", f"--basetemp={basetemp}", *tests]
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0", f"--basetemp={basetemp}", *tests]
     started = time.monotonic()
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
@@ -578,9 +583,9 @@ def figure(summary: dict, discount: bool) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="See the module docstring for the operators.")
+    parser = argparse.ArgumentParser(usage="%(prog)s [options] (MODULE | --safety) [-- PYTEST ARGS]",
+                                     description=__doc__.split("\n\n")[0], epilog="See the module docstring for the operators.")
     parser.add_argument("module", nargs="?", help="a module path in the checkout (ralph/...py)")
-    parser.add_argument("tests", nargs="*", help="after --: pytest arguments (default: the module's entry in SAFETY)")
     parser.add_argument("--safety", action="store_true", help="every module of SAFETY with its tests")
     parser.add_argument("--sample", type=int, default=0, help="run N mutants per module, picked with --seed")
     parser.add_argument("--seed", default="0")
@@ -591,13 +596,15 @@ def main() -> int:
     parser.add_argument("--discount-equivalent", action="store_true",
                         help="count survivors listed in scripts/mutate_equivalent.json apart from the total")
     parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args()
+    argv = sys.argv[1:]
+    tests = argv[argv.index("--") + 1:] if "--" in argv else []  # pytest's arguments (default: the module's entry in SAFETY)
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
 
     if args.safety:
         plan = list(SAFETY.items())
     elif args.module:
         module = os.path.relpath(os.path.abspath(args.module), ROOT)
-        tests = args.tests or SAFETY.get(module)
+        tests = tests or SAFETY.get(module)
         if not tests:
             parser.error(f"no tests given for {module} (scripts/mutate.py {module} -- tests/test_x.py)")
         plan = [(module, tests)]
