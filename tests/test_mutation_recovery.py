@@ -236,3 +236,17 @@ def test_run_json_names_the_running_agents_group(tmp_path) -> None:
     result = p.run_loop("--once")
     assert result.returncode == 3, result.stdout + result.stderr
     assert p.log() == ["feat(US-001): Add greeting", "initial"]
+
+
+def test_without_a_checkpoint_a_shorter_plan_is_not_second_guessed(tmp_path):
+    # nothing to compare with: the plan as found is the plan (the index or
+    # HEAD are not the killed run's checkpoint)
+    p = Project(tmp_path, PLAN3)
+    crashed_run(p, "US-003", "")
+    shorter = PLAN3[:PLAN3.index("- [ ] US-003")]
+    p.write(".ralph/plan.md", shorter)
+    p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+    result = p.run_loop("--once")
+    assert "put back" not in result.stdout, result.stdout
+    assert p.read(".ralph/plan.md").startswith(shorter.replace("[ ] US-001", "[x] US-001"))
+    assert "US-003" not in p.read(".ralph/plan.md")
