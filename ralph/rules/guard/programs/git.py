@@ -134,7 +134,7 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
         analysis.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
                        "git.remote-write")
         return None
-    if sub.lower() in aliases:
+    if alias_value(aliases, sub) is not None:
         resolved = resolve_git_alias(analysis, sub, args, aliases, scope, where)
         if resolved is None:
             return None
@@ -234,9 +234,9 @@ def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: di
     """The subcommand and arguments a git alias stands for; None when the
     alias was judged here (a `!` shell alias) or cannot be known."""
     for _ in range(10):
-        if sub.lower() in GIT_BUILTINS or sub.lower() not in aliases:
+        value = alias_value(aliases, sub)
+        if value is None:
             break
-        value = aliases[sub.lower()]
         analysis.note(where, f"git alias {sub} = {show(value)}")
         if UNKNOWN in value:
             analysis.not_sure(True, f"git alias `{sub}` has a value only known when the command runs", where, "fail-closed.git-alias")
@@ -254,6 +254,20 @@ def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: di
             return None
         sub, args = words[0], words[1:] + args
     return sub, args
+
+
+def alias_value(aliases: dict[str, str], sub: str) -> str | None:
+    """What git alias `sub` stands for; None when it is not one (git's own
+    commands are never aliases). Config that could not be read defines
+    aliases of unknown names (the entry `alias.` = UNKNOWN): any other
+    subcommand may be one of them."""
+    low = sub.lower()
+    if low in GIT_BUILTINS:
+        return None
+    if low in aliases:
+        return aliases[low]
+    unknown = aliases.get("")
+    return unknown if unknown is not None and UNKNOWN in unknown else None
 
 
 def reads_only(sub: str, args: list[str]) -> bool:
