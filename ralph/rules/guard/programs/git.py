@@ -226,8 +226,16 @@ def read_git_configs(analysis: Analysis, configs: list[tuple[str, str]], scope: 
         elif low == "core.hookspath":
             judge_hooks_dir(analysis, value, scope, where)
         elif analysis.policy.could_push(value):
-            analysis.run_script(value, scope.fork(), "", f"{where} > git config {key}")
+            analysis.run_script(value, without_config(scope, key, value), "", f"{where} > git config {key}")
     return aliases
+
+
+def without_config(scope: Scope, key: str, value: str) -> Scope:
+    """A fork of the scope without one config entry: the command a value
+    stands for is judged once, not again by every git call inside it."""
+    inner = scope.fork()
+    inner.git_configs = [entry for entry in inner.git_configs if entry != (key, value)]
+    return inner
 
 
 def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: dict[str, str], scope: Scope, where: str) -> tuple[str, list[str]] | None:
@@ -330,8 +338,9 @@ def judge_modelled_subcommand(analysis: Analysis, low: str, args: list[str], con
         judge_pull(analysis, args, configs, argv, where)
         return
     if low == "subtree":
-        verb = next((a for a in args if not a.startswith("-")), "")
-        if verb in ("push", "merge", "pull") or UNKNOWN in verb:
+        # the command may follow options and their values (`-P dir merge`): any such word counts
+        verb = next((a for a in args if not a.startswith("-") and (a in ("push", "merge", "pull") or UNKNOWN in a)), "")
+        if verb:
             analysis.block(argv, f"git subtree {show(verb)} pushes or merges", where, "git.subtree")
         return
     if low == "submodule":
@@ -445,7 +454,7 @@ def judge_git_config(analysis: Analysis, args: list[str], argv: list[str], scope
                 scope.git_aliases[inner_key[6:].lower()] = inner_value
     if analysis.policy.could_push(value):
         probe = analysis.probe()
-        probe.run_script(value, scope.fork(), "", where)
+        probe.run_script(value, without_config(scope, key, value), "", where)
         if probe.blocks:
             analysis.block(argv, f"sets git config {key} to a command that would push or merge", where, "git.config-command")
 
