@@ -438,21 +438,36 @@ def backup_dir() -> str:
 
 
 def backup_path(module: str) -> str:
-    return os.path.join(backup_dir(), module.replace("/", "__"))
+    """Where the original waits while its mutants run: named by the module and this run's pid."""
+    return os.path.join(backup_dir(), f"{module.replace('/', '__')}.{os.getpid()}")
 
 
 def put_back_leftovers() -> None:
-    """A run killed mid-mutant left its original in the git dir: put it back."""
+    """A run killed mid-mutant left its original in the git dir: put it back
+    (a run still going, in another terminal, keeps its own)."""
     folder = backup_dir()
     if not os.path.isdir(folder):
         return
     for name in os.listdir(folder):
-        module = name.replace("__", "/")
+        stem, _, pid = name.rpartition(".")
+        if pid.isdigit() and process_alive(int(pid)):
+            continue
+        module = stem.replace("__", "/")
         with open(os.path.join(folder, name), "rb") as f:
             original = f.read()
         write_module(module, original)
         os.unlink(os.path.join(folder, name))
         print(f"mutate: put back {module} left mutated by an interrupted run", file=sys.stderr)
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def drop_bytecode(module: str) -> None:
@@ -611,7 +626,8 @@ def main() -> int:
     else:
         parser.error("name a module, or --safety")
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
-    put_back_leftovers()
+    if not args.list:
+        put_back_leftovers()
     equivalent_table = load_equivalent()
 
     def stop(signum: int, _frame: object) -> None:

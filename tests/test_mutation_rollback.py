@@ -260,3 +260,127 @@ def test_an_ignored_symlink_in_the_way_is_saved_and_comes_back(tmp_path):
     assert not os.path.islink(repo / "README.md") and (repo / "README.md").read_text() == "hello\n"
     restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before and tree_state(repo)[b"README.md"] == ("link", b"src/app.py")
+
+
+def test_a_change_too_big_for_one_git_call_is_saved_whole(tmp_path):
+    # more paths than one hash-object command line holds
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    names = [f"generated/{'deep-directory-name-' * 3}{i:05d}/{'a-rather-long-file-name-' * 2}{i:05d}.txt" for i in range(900)]
+    for i, name in enumerate(names):
+        write(repo, name, f"file {i}\n")
+    assert sum(len(name) + len(str(repo)) + 2 for name in names) > 96 * 1024
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored and result.files_changed == len(names), result.message
+    assert not (repo / "generated").exists()
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+def test_a_repository_with_no_index_yet(tmp_path):
+    from ralph.rollback.snapshots import save_snapshot
+
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, "notes.txt", "untracked, and git has no index file yet\n")
+    assert not (repo / ".git" / "index").exists()
+    before = full_state(repo)
+    snap_id, _, _ = save_snapshot(str(repo), "before", kind="manual")
+    assert full_state(repo) == before and not (repo / ".git" / "index").exists()
+    os.unlink(repo / "notes.txt")
+    restore_snapshot(str(repo), snap_id)
+    assert full_state(repo)[0] == before[0]
+
+
+def test_without_core_filemode_the_index_decides_the_exec_bit(tmp_path):
+    repo = make_repo(tmp_path)
+    git(repo, "config", "core.fileMode", "false")
+    checkpoint = head(repo)
+    os.chmod(repo / "README.md", 0o755)  # git is told to ignore this
+    write(repo, "README.md", "changed\n")
+    write(repo, "new.sh", "#!/bin/sh\n", 0o755)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    modes = {line.split()[3]: line.split()[0] for line in git(repo, "ls-tree", "-r", result.ref).decode().splitlines()}
+    assert modes["README.md"] == "100644" and modes["bin/tool.sh"] == "100755" and modes["new.sh"] == "100644"
+
+
+def test_a_directory_replaced_by_a_file_comes_back(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    os.unlink(repo / "src/app.py")
+    os.rmdir(repo / "src")
+    write(repo, "src", "src is a file now\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
+def test_empty_tracked_files_are_not_taken_for_intent_to_add(tmp_path):
+    repo = make_repo(tmp_path)
+    write(repo, "empty.txt", "")
+    git(repo, "add", "empty.txt")
+    git(repo, "commit", "-q", "-m", "an empty file")
+    checkpoint = head(repo)
+    write(repo, "planned.py", "x = 1\n")
+    git(repo, "add", "-N", "planned.py")
+    write(repo, "README.md", "changed\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+    assert b" .A " not in git(repo, "status", "--porcelain=v2", "--", "empty.txt")
+
+
+def test_a_file_with_no_permission_bits_keeps_them(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "locked.txt", "nobody may read this\n", 0o000)
+    write(repo, "README.md", "changed\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before and stat.S_IMODE(os.lstat(repo / "locked.txt").st_mode) == 0
+
+
+def test_rollback_and_restore_leave_nothing_in_the_temp_dir(tmp_path, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    repo, result, before = rolled_back_with_an_ignored_copy(tmp_path)
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+    assert os.listdir(scratch) == []
+
+
+def test_an_ignored_directory_in_the_way_is_saved_but_not_a_nested_repository(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "-r", "--cached", "src")
+    write(repo, ".git/info/exclude", "src/\n")
+    git(repo, "commit", "-q", "-m", "agent: untrack src")
+    os.unlink(repo / "src/app.py")
+    write(repo, "src/app.py/notes.txt", "ignored work where the checkpoint has a file\n")
+    nested = repo / "src/app.py/vendored"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    write(nested, "own.txt", "a nested repository's own file\n")
+    os.symlink("../../README.md", repo / "src/app.py/link")
+    before = tree_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    [snap] = list_snapshots(str(repo))
+    saved = git(repo, "ls-tree", "-r", "--name-only", snap.extras_commit).decode().split()
+    assert "ignored/src/app.py/notes.txt" in saved and "ignored/src/app.py/link" in saved
+    assert not any("vendored" in path for path in saved), saved
+    assert result.restored, result.message
+    restore_snapshot(str(repo), result.id)
+    assert tree_state(repo)[b"src/app.py/notes.txt"] == before[b"src/app.py/notes.txt"]
+    assert tree_state(repo)[b"src/app.py/link"] == ("link", b"../../README.md")
