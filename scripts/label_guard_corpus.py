@@ -164,12 +164,12 @@ def pull_rebases(argv: list[str]) -> bool:
     """Is this `git ... pull ...` argv in rebase mode (last word wins)?"""
     mode = False
     for i, arg in enumerate(argv):
-        if arg in ("--rebase", "-r") or (arg.startswith("--rebase=") and arg[9:] not in ("false", "no", "0")):
+        if arg in ("--rebase", "-r") or (arg.startswith("--rebase=") and arg[9:] not in ("false", "no", "off", "0")):
             mode = True
         elif arg == "--no-rebase" or arg.startswith("--rebase="):
             mode = False
         elif arg == "-c" and i + 1 < len(argv) and argv[i + 1].lower().startswith("pull.rebase="):
-            mode = argv[i + 1].split("=", 1)[1].lower() not in ("false", "no", "0")
+            mode = argv[i + 1].split("=", 1)[1].lower() not in ("false", "no", "off", "0", "")
     return mode
 
 

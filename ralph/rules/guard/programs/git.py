@@ -183,7 +183,7 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
         analysis.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
                        "git.remote-write")
         return None
-    if sub.lower() in aliases:
+    if alias_value(aliases, sub) is not None:
         resolved = resolve_git_alias(analysis, sub, args, aliases, scope, where)
         if resolved is None:
             return None
@@ -279,17 +279,25 @@ def read_git_configs(analysis: Analysis, configs: list[tuple[str, str]], scope: 
         elif low == "core.hookspath":
             judge_hooks_dir(analysis, value, scope, where)
         elif analysis.policy.could_push(value) or (runs_program(low) and analysis.runs_something(value, scope)):
-            analysis.run_script(value, scope.fork(), "", f"{where} > git config {key}")
+            analysis.run_script(value, without_config(scope, key, value), "", f"{where} > git config {key}")
     return aliases
+
+
+def without_config(scope: Scope, key: str, value: str) -> Scope:
+    """A fork of the scope without one config entry: the command a value
+    stands for is judged once, not again by every git call inside it."""
+    inner = scope.fork()
+    inner.git_configs = [entry for entry in inner.git_configs if entry != (key, value)]
+    return inner
 
 
 def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: dict[str, str], scope: Scope, where: str) -> tuple[str, list[str]] | None:
     """The subcommand and arguments a git alias stands for; None when the
     alias was judged here (a `!` shell alias) or cannot be known."""
     for _ in range(10):
-        if sub.lower() in GIT_BUILTINS or sub.lower() not in aliases:
+        value = alias_value(aliases, sub)
+        if value is None:
             break
-        value = aliases[sub.lower()]
         analysis.note(where, f"git alias {sub} = {show(value)}")
         if UNKNOWN in value:
             analysis.not_sure(True, f"git alias `{sub}` has a value only known when the command runs", where, "fail-closed.git-alias")
@@ -307,6 +315,20 @@ def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: di
             return None
         sub, args = words[0], words[1:] + args
     return sub, args
+
+
+def alias_value(aliases: dict[str, str], sub: str) -> str | None:
+    """What git alias `sub` stands for; None when it is not one (git's own
+    commands are never aliases). Config that could not be read defines
+    aliases of unknown names (the entry `alias.` = UNKNOWN): any other
+    subcommand may be one of them."""
+    low = sub.lower()
+    if low in GIT_BUILTINS:
+        return None
+    if low in aliases:
+        return aliases[low]
+    unknown = aliases.get("")
+    return unknown if unknown is not None and UNKNOWN in unknown else None
 
 
 def reads_only(sub: str, args: list[str]) -> bool:
@@ -369,8 +391,9 @@ def judge_modelled_subcommand(analysis: Analysis, low: str, args: list[str], con
         judge_pull(analysis, args, configs, argv, where)
         return
     if low == "subtree":
-        verb = next((a for a in args if not a.startswith("-")), "")
-        if verb in ("push", "merge", "pull") or UNKNOWN in verb:
+        # the command may follow options and their values (`-P dir merge`): any such word counts
+        verb = next((a for a in args if not a.startswith("-") and (a in ("push", "merge", "pull") or UNKNOWN in a)), "")
+        if verb:
             analysis.block(argv, f"git subtree {show(verb)} pushes or merges", where, "git.subtree")
         return
     if low == "submodule":
@@ -484,7 +507,7 @@ def judge_git_config(analysis: Analysis, args: list[str], argv: list[str], scope
                 scope.git_aliases[inner_key[6:].lower()] = inner_value
     if analysis.policy.could_push(value):
         probe = analysis.probe()
-        probe.run_script(value, scope.fork(), "", where)
+        probe.run_script(value, without_config(scope, key, value), "", where)
         if probe.pushes():
             analysis.block(argv, f"sets git config {key} to a command that would push or merge", where, "git.config-command")
 
