@@ -176,7 +176,7 @@ def test_stale_temp_files_go_wherever_the_plan_lives(tmp_path) -> None:
         with open(path, "w") as f:
             f.write("partial")
     p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
-    result = p.run_loop("--once", "--plan", "docs/plan.md")
+    result = p.run_loop("--once", "--plan", "docs/plan.md", "--allow-dirty")  # the look-alikes are untracked files
     assert result.returncode == 3, result.stdout + result.stderr
     assert not any(os.path.exists(path) for path in stale) and all(os.path.exists(path) for path in kept)
     assert "recovered: removed 2 temp file(s) a killed writer left" in result.stdout
