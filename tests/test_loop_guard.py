@@ -117,7 +117,9 @@ def denied_runs(count: int) -> list[dict]:
 
 
 def test_guard_denials_end_the_iteration_then_block_the_story(tmp_path):
-    project = Project(tmp_path, PLAN, config=NO_SANDBOX + "\n[loop]\nmax_guard_denials = 3\nmax_stuck_iterations = 2\n")
+    told = tmp_path / "story_blocked.txt"
+    project = Project(tmp_path, PLAN, config=NO_SANDBOX + "\n[loop]\nmax_guard_denials = 3\nmax_stuck_iterations = 2\n"
+                      f'\n[[hooks.story_blocked]]\ncommand = "echo $RALPH_STORY_ID $RALPH_REASON $RALPH_STORY_TITLE > {told}"\n')
     project.script(runs=[
         [*denied_runs(3), {"mark": "done"}],
         [*denied_runs(4)],
@@ -131,6 +133,7 @@ def test_guard_denials_end_the_iteration_then_block_the_story(tmp_path):
     assert "git push origin HEAD:main0" in failures[0]["excerpt"]
     assert "marked blocked" in failures[2]["summary"] and "7 denied commands" in failures[2]["summary"]
     assert "- [!] US-001" in project.read(".ralph/plan.md")
+    assert told.read_text() == "US-001 guard_denials Add greeting\n"  # the story_blocked hook point
     assert "denied by the push/merge guard" in project.prompt(2)  # the next prompt is told
     # the log the loop reads, one line per denial, with iteration and story
     with open(os.path.join(project.root, ".ralph", "protected", "denials.jsonl"), encoding="utf-8") as f:

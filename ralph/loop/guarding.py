@@ -302,7 +302,7 @@ def reopen(run: Run, it: Iteration) -> None:
         set_story_state(run.plan_path, it.story.id, "todo")
 
 
-def count_stuck(run: Run, story_id: str, result: str) -> None:
+def count_stuck(run: Run, story_id: str, title: str, result: str) -> None:
     """Stuck iterations in a row for one story (ended by the guard): mark it
     blocked at the limit, and stop the run when on_story_exhausted says so."""
     if result != "guard_stopped":
@@ -319,7 +319,7 @@ def count_stuck(run: Run, story_id: str, result: str) -> None:
     summary = (f"{story_id} was ended by the push/merge guard in {count} iterations ({len(denials)} denied commands); "
                f"marked blocked ([!]) in {run.plan_rel}: it looks stuck on a push or merge only a person should make")
     run.fail(story_id, "guard_blocked", summary, denial_summary(denials))
-    hook_calls.story_blocked(run, story_id, "", "guard_denials", "guard", iterations=count, denials=len(denials))
+    hook_calls.story_blocked(run, story_id, title, "guard_denials", "guard", iterations=count, denials=len(denials))
     run.display.message(summary)
     if run.settings["on_story_exhausted"] == "stop":
         raise Finish("blocked", summary)

@@ -176,7 +176,7 @@ def record(run: Run, it: Iteration, result: str, counted: bool = True) -> None:
         it.event["attempt_counted"] = False
     records.append_event(run.state_dir, it.event)
     run.last_result = result
-    guarding.count_stuck(run, story.id, result)
+    guarding.count_stuck(run, story.id, story.title, result)
     run.last_event = it.event
     hook_calls.after_iteration(run, it, result)
     committed = result == "done"
