@@ -114,3 +114,19 @@ def diffstat_line(diffstat: dict | None) -> str:
     if not diffstat:
         return ""
     return f"{diffstat.get('files', 0)} file(s), +{diffstat.get('insertions', 0)} -{diffstat.get('deletions', 0)}"
+
+
+def glance_rows(model: dict, no_usage: str = "not recorded") -> list[tuple[str, str]]:
+    """The run at a glance, as (name, value) rows: the page's tiles, the Markdown's table."""
+    glance = model["glance"]
+    return [
+        ("Finish", f"{glance['finish_type'] or 'none yet'}: {glance['why']}"),
+        ("Stories", stories_line(glance)),
+        ("Iterations", f"{glance['iterations']} ({glance['commits']} committed)"),
+        ("Wall time", duration(glance["wall_s"])),
+        ("Agent time", duration(glance["agent_s"])),
+        ("Usage-limit waits", waits_line(glance)),
+        ("Cost and tokens", usage(glance) or no_usage),
+        ("Branch", branch_line(glance)),
+        ("Hand-off", handoff_line(glance["handoff"])),
+    ]

@@ -56,21 +56,6 @@ def act_lines(model: dict) -> list[str]:
     return lines
 
 
-def glance_rows(model: dict) -> list[tuple[str, str]]:
-    glance = model["glance"]
-    return [
-        ("Finish", f"{glance['finish_type'] or 'none yet'}: {glance['why']}"),
-        ("Stories", formats.stories_line(glance)),
-        ("Iterations", f"{glance['iterations']} ({glance['commits']} committed)"),
-        ("Wall time", formats.duration(glance["wall_s"])),
-        ("Agent time", formats.duration(glance["agent_s"])),
-        ("Usage-limit waits", formats.waits_line(glance)),
-        ("Cost and tokens", formats.usage(glance) or "not recorded"),
-        ("Branch", formats.branch_line(glance)),
-        ("Hand-off", formats.handoff_line(glance["handoff"])),
-    ]
-
-
 def tests_line(model: dict) -> str:
     verified = [r for r in model["iterations"] if r["verify"] and r["verify"]["result"] in ("pass", "fail")]
     if not verified:
@@ -94,7 +79,7 @@ def summary(model: dict, handoff: bool = True) -> str:
     lines = [f"## ralph-loop run {md(model['run_id'])}: {glance['finish_type'] or 'unfinished'}", ""]
     why = glance["why"] + (f": {glance['message']}" if glance["message"] else "")
     lines += [md(why), "", "| | |", "|---|---|"]
-    for name, value in glance_rows(model):
+    for name, value in formats.glance_rows(model):
         if name == "Hand-off" and not handoff:
             continue
         lines.append(f"| {name} | {md(value)} |")

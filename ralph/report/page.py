@@ -127,17 +127,7 @@ def act_section(model: dict) -> str:
 
 def glance_section(model: dict) -> str:
     glance = model["glance"]
-    tiles = [
-        ("Finish", f"{glance['finish_type'] or 'none yet'}: {glance['why']}"),
-        ("Stories", formats.stories_line(glance)),
-        ("Iterations", f"{glance['iterations']} ({glance['commits']} committed)"),
-        ("Wall time", formats.duration(glance["wall_s"])),
-        ("Agent time", formats.duration(glance["agent_s"])),
-        ("Usage-limit waits", formats.waits_line(glance)),
-        ("Cost and tokens", formats.usage(glance) or "not recorded (the agent's stream gave none)"),
-        ("Branch", formats.branch_line(glance)),
-        ("Hand-off", formats.handoff_line(glance["handoff"])),
-    ]
+    tiles = formats.glance_rows(model, "not recorded (the agent's stream gave none)")
     kept = glance.get("usage_kept")
     if kept and kept.get("cost_usd") is not None and glance.get("usage") and kept["cost_usd"] != glance["usage"].get("cost_usd"):
         tiles.append(("Cost across resumed runs", formats.cost(kept["cost_usd"])))
