@@ -1,6 +1,8 @@
 """How the report's renderers write numbers, times and outcomes for people."""
 from __future__ import annotations
 
+from ralph.loop.display import format_duration
+
 
 def duration(seconds: object) -> str:
     """1h02m, 3m05s, 42s, 0.4s; "-" when unknown."""
@@ -10,14 +12,7 @@ def duration(seconds: object) -> str:
         return "<0.1s"
     if seconds < 10 and seconds != int(seconds):
         return f"{seconds:.1f}s"
-    whole = int(round(seconds))
-    if whole < 60:
-        return f"{whole}s"
-    minutes, secs = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    return format_duration(round(seconds))  # as the loop's terminal says it
 
 
 def cost(value: object) -> str:
