@@ -107,12 +107,10 @@ def _line_counts(line: str) -> tuple[int, int, int, bool]:
 
     if re.match(_KEY_FIRST_ROW, line):
         for m in re.finditer(_KEY_FIRST_PAIR, line):
-            key = m.group(1).strip().lower()
-            kind = "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+            kind = key_kind(m.group(1))
             if kind:
                 add(kind, int(m.group(2)))
-        summary = ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
-        return counts["pass"], counts["fail"], counts["noun"], summary
+        return counts["pass"], counts["fail"], counts["noun"], is_summary(seen)
     low = line.lower()
     for m in re.finditer(_PAIR, low):
         n, words = int(m.group(1)), m.group(2).split()
@@ -133,14 +131,10 @@ def _line_counts(line: str) -> tuple[int, int, int, bool]:
         counts["noun"] = int(m.group(2))
         seen.update(("noun", "fail" if m.group(3).lower() in ("failed", "failing") else "pass"))
     for m in re.finditer(_KEYED, line):
-        key = m.group(1).strip().lower()
-        kind = "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+        kind = key_kind(m.group(1))
         if kind:
             add(kind, int(m.group(2)))
-    # a count line needs a failure count next to a pass count or a test noun,
-    # or a pass count next to a test noun: one bare "N failed" is not enough
-    summary = ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
-    return counts["pass"], counts["fail"], counts["noun"], summary
+    return counts["pass"], counts["fail"], counts["noun"], is_summary(seen)
 
 
 def read_generic(text: str) -> Finding | None:
@@ -365,3 +359,15 @@ def running_test(text: str) -> str | None:
         if f"] {name} (" in tail:
             return None
     return name
+
+
+def key_kind(key: str) -> str:
+    """What a `key: N` pair counts: fail, pass, noun (tests), or "" (something else)."""
+    key = key.strip().lower()
+    return "fail" if key in KEY_FAIL else "pass" if key in KEY_PASS else "noun" if key in KEY_NOUN else ""
+
+
+def is_summary(seen: set[str]) -> bool:
+    """A count line needs a failure count next to a pass count or a test noun,
+    or a pass count next to a test noun: one bare "N failed" is not enough."""
+    return ("fail" in seen and ("pass" in seen or "noun" in seen)) or ("pass" in seen and "noun" in seen)
