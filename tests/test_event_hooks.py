@@ -466,7 +466,7 @@ def test_a_circular_trigger_is_stopped_by_the_depth_counter(repo: str, tmp_path)
 
 
 def test_the_budget_bounds_a_chain_of_slow_hooks(repo: str) -> None:
-    body = "".join(f'[[hooks.event]]\nmatch = "UserPromptSubmit"\ntimeout = 5\ncommand = "sleep 30"\n\n' for _ in range(3))
+    body = "".join('[[hooks.event]]\nmatch = "UserPromptSubmit"\ntimeout = 5\ncommand = "sleep 30"\n\n' for _ in range(3))
     write_config(repo, body)
     run_hook("prompt", load_payload("UserPromptSubmit", repo), repo)
     records = last_log(repo)["event_hooks"]

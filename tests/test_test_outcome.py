@@ -9,7 +9,6 @@ subprocess, fed a real-shaped PostToolUse / PostToolUseFailure payload.
 from __future__ import annotations
 
 import collections
-import copy
 import json
 import os
 import subprocess
@@ -20,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from ralph.rules.outcome.command_shape import command_shape
-from ralph.rules.outcome.verdict import exit_code_from_failure, judge_test_run
+from ralph.claude.protocol import exit_code_from_failure
+from ralph.rules.outcome.verdict import judge_test_run
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "test_outcome"

@@ -244,3 +244,15 @@ def bash_output(tool_response: object) -> str:
         return ""
     parts = [tool_response.get("stdout"), tool_response.get("stderr")]
     return "\n".join(p for p in parts if isinstance(p, str) and p)
+
+
+def exit_code_from_failure(error: str) -> tuple[int | None, str]:
+    """PostToolUseFailure's `error` is "Exit code N\\n<output>"; split it. Anything
+    else (an interrupt, a timeout message) gives (None, error)."""
+    if not isinstance(error, str):
+        return None, ""
+    head, sep, rest = error.partition("\n")
+    words = head.split()
+    if len(words) == 3 and words[0] == "Exit" and words[1] == "code" and words[2].lstrip("-").isdigit():
+        return int(words[2]), rest
+    return None, error

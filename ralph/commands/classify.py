@@ -18,10 +18,10 @@ import json
 import os
 import sys
 
-from ralph.claude.protocol import bash_output, still_running
+from ralph.claude.protocol import bash_output, exit_code_from_failure, still_running
 from ralph.config.reading import section_or_defaults
 from ralph.rules.outcome.tests_config import TestsConfig
-from ralph.rules.outcome.verdict import exit_code_from_failure, judge_test_run
+from ralph.rules.outcome.verdict import judge_test_run
 
 EVENTS = ("PostToolUse", "PostToolUseFailure")
 

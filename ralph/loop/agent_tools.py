@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import time
 
 from ralph.claude.bash_results import tree_at_checkpoint

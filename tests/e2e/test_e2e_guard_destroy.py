@@ -5,7 +5,6 @@ deletion in the home directory and a push hidden in a Makefile are denied
 and never run."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 

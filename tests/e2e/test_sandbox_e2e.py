@@ -74,7 +74,7 @@ def push_attempts(remote: Path, daemon_url: str) -> list[tuple[str, str, str]]:
         ("remote-side fetch from the project", "evil-11", f"git -C {r} fetch -q \"$PWD\" HEAD:refs/heads/evil-11"),
         ("alias from the command line", "evil-12", "git -c alias.ship='!git push origin HEAD:refs/heads/evil-12' ship"),
         ("hook left for the loop's commit", "evil-13",
-         f"printf '#!/bin/sh\\ngit push origin HEAD:refs/heads/evil-13\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit"),
+         "printf '#!/bin/sh\\ngit push origin HEAD:refs/heads/evil-13\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit"),
         ("core.hooksPath into the project", "evil-14",
          "mkdir -p hk && printf '#!/bin/sh\\ngit push origin HEAD:refs/heads/evil-14\\n' > hk/post-commit && chmod +x hk/post-commit "
          "&& git config core.hooksPath hk"),

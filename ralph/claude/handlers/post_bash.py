@@ -7,9 +7,8 @@ PostToolUseFailure, with `error: "Exit code N\\n<output>"`."""
 import sys
 
 from ralph.claude.project_tests import load_tests_config
-from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, judged_command
+from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, exit_code_from_failure, judged_command
 from ralph.rules.outcome.command_shape import command_shape
-from ralph.rules.outcome.verdict import exit_code_from_failure
 
 # what the command is -> the module that judges its result (`judge(call,
 # command, exit_code, output, tests_config, shape)`), imported only for a

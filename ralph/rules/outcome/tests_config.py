@@ -19,8 +19,6 @@ here.
 """
 from __future__ import annotations
 
-import re
-
 from ralph.config.schema import Key, Table
 
 BASELINE_MODES = ("first_runs", "verify", "off")
@@ -53,20 +51,6 @@ class TestsConfig:
 
     def to_dict(self) -> dict:
         return {"commands": list(self.commands), "fail_patterns": list(self.fail_patterns), "pass_patterns": list(self.pass_patterns), "baseline": self.baseline}
-
-    def pattern_verdict(self, output: str) -> tuple[str, str] | None:
-        """('fail'|'pass', the matching line) from the declared patterns, read in the output's last 64 KB."""
-        text = output[-65536:]
-        for status, patterns in (("fail", self.fail_patterns), ("pass", self.pass_patterns)):
-            for pattern in patterns:
-                m = None
-                for m in re.finditer(pattern, text, re.M):
-                    pass
-                if m is not None:
-                    start = text.rfind("\n", 0, m.start()) + 1
-                    end = text.find("\n", m.end())
-                    return status, text[start:end if end >= 0 else len(text)].strip()[:240]
-        return None
 
 
 DEFAULT = TestsConfig()

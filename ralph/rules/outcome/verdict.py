@@ -40,6 +40,7 @@ import sys
 
 from ralph.rules.outcome.command_shape import DECLARED, CommandShape, command_shape
 from ralph.rules.outcome.reading import FAIL, MARKER, MAX_EVIDENCE, MAX_FAILING, NOT_TEST, PASS, UNKNOWN, ZERO, Finding, Text
+from ralph.rules.outcome.tests_config import TestsConfig
 
 # runner -> the module that reads its output. Each module has READERS (runner ->
 # summary reader) and MARKERS (runner -> failure-marker reader); reader() imports
@@ -135,18 +136,6 @@ class TestVerdict:
 
     def __repr__(self) -> str:
         return f"TestVerdict({self.verdict!r}, runner={self.runner!r}, evidence={self.evidence!r}, failing_tests={self.failing_tests!r})"
-
-
-def exit_code_from_failure(error: str) -> tuple[int | None, str]:
-    """PostToolUseFailure's `error` is "Exit code N\\n<output>"; split it. Anything
-    else (an interrupt, a timeout message) gives (None, error)."""
-    if not isinstance(error, str):
-        return None, ""
-    head, sep, rest = error.partition("\n")
-    words = head.split()
-    if len(words) == 3 and words[0] == "Exit" and words[1] == "code" and words[2].lstrip("-").isdigit():
-        return int(words[2]), rest
-    return None, error
 
 
 def reader(name: str) -> object:
@@ -255,7 +244,7 @@ def _declared_findings(output: str, tests_config: object | None) -> list[Finding
     """`[tests] fail_patterns` / `pass_patterns` for a declared test command."""
     if tests_config is None:
         return []
-    found = tests_config.pattern_verdict(output)
+    found = pattern_verdict(tests_config, output)
     if found is None:
         return []
     return [Finding(DECLARED, FAIL if found[0] == "fail" else PASS, len(output), [found[1], f"matched a [tests] {found[0]}_patterns entry"])]
@@ -376,3 +365,19 @@ def _cut_and_masked(shape: CommandShape) -> bool:
         return False
     words = shape.mask[2:].split()
     return bool(words) and words[0] in CUTTING_FILTERS
+
+
+def pattern_verdict(tests_config: TestsConfig, output: str) -> tuple[str, str] | None:
+    """('fail'|'pass', the matching line) from the declared patterns, read in
+    the output's last 64 KB; a fail pattern wins over a pass pattern."""
+    text = output[-65536:]
+    for status, patterns in (("fail", tests_config.fail_patterns), ("pass", tests_config.pass_patterns)):
+        for pattern in patterns:
+            m = None
+            for m in re.finditer(pattern, text, re.M):
+                pass
+            if m is not None:
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                return status, text[start:end if end >= 0 else len(text)].strip()[:240]
+    return None
