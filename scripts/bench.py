@@ -292,10 +292,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
         with open(os.path.join(loop_project, "ralph.toml"), "w") as f:
             f.write(NOOP_LOOP_CONFIG)
-        # committed: the loop refuses a tree with uncommitted changes outside .ralph/
-        commit = ["git", "-C", loop_project, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-        subprocess.run([*commit, "add", "-A"], check=True)
-        subprocess.run([*commit, "commit", "-q", "-m", "config"], check=True)
+        commit_all(loop_project)
         cases.append(Case("ralph-loop --dry-run", [ralph_loop, "--dry-run"], b"", loop_project, env))
         # The loop's own cost per iteration, agent excluded: a no-op agent
         # that never finishes its story, so every iteration is a full one.
@@ -309,6 +306,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
             make_project(stream_project)
             with open(os.path.join(stream_project, "ralph.toml"), "w") as f:
                 f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(STREAMS, "tools_success.jsonl")])))
+            commit_all(stream_project)
         for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
             cases.append(Case(f"ralph-loop {count} stream iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", stream_project, env, expect_exit=3))
         hooks_project = os.path.join(os.path.dirname(loop_project), "hooks-project")
@@ -477,6 +475,13 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def commit_all(project: str) -> None:
+    """The loop refuses a tree with uncommitted changes outside .ralph/: commit its config."""
+    commit = ["git", "-C", project, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run([*commit, "add", "-A"], check=True)
+    subprocess.run([*commit, "commit", "-q", "-m", "config"], check=True)
+
+
 class Derived:
     """A per-iteration figure computed round by round from two timed cases."""
 
@@ -602,6 +607,7 @@ def stream_reader(tmp: str, args: argparse.Namespace) -> int:
         make_project(project)
         with open(os.path.join(project, "ralph.toml"), "w") as f:
             f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(tmp, "stream-0.jsonl")])))
+        commit_all(project)
         argv = [ralph_loop, "-q", "--max-iterations", "1"]
         seconds = run_once(argv, b"", project, env, expect_exit=3)
         kib = peak_rss_kib(argv, b"", project, env)
