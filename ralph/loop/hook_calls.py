@@ -24,6 +24,8 @@ def load(run: Run) -> None:
                          log_dir=run.log_dir, display=run.display, stopping=lambda: run.interrupts.stopping)
     if engine.hooks.all() or engine.hooks.warnings:
         run.hooks = engine
+    # now, not at the first fire: a lone non-executable hook makes no point fire
+    engine.warn_once()
 
 
 def fire(run: Run, point: str, **extra: object) -> FireResult | None:
