@@ -85,3 +85,130 @@ def test_the_whole_run_cap_still_ends_the_pipeline(tmp_path) -> None:
     result = p.run_loop("--max-iterations", "1", env={"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "RECORD_FILE": record})
     assert result.returncode == 3, result.stdout + result.stderr
     assert p.events("stage_complete") == [] and p.invocations() == 1
+
+
+# ---- plain-HTTP webhooks: loopback by address, not by spelling ----
+
+
+def fake_dns(monkeypatch, names: dict[str, list[str]]) -> list[str]:
+    """socket.getaddrinfo answering `names` (each call pops its next answer,
+    the last one repeats); other hosts resolve for real. Returns the names asked."""
+    import socket
+
+    real = socket.getaddrinfo
+    asked: list[str] = []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host in names:
+            asked.append(host)
+            answers = names[host]
+            address = answers.pop(0) if len(answers) > 1 else answers[0]
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            sockaddr = (address, int(port)) if family == socket.AF_INET else (address, int(port), 0, 0)
+            return [(family, socket.SOCK_STREAM, 6, "", sockaddr)]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def test_a_name_that_looks_loopback_is_judged_by_what_it_resolves_to(monkeypatch) -> None:
+    from ralph.loop.lifecycle import webhook
+
+    fake_dns(monkeypatch, {"127.0.0.1.evil.test": ["203.0.113.7"], "127.0.0.1.nip.test": ["127.0.0.1"],
+                           "both.test": ["::1"]})
+    problem = webhook.url_problem("http://127.0.0.1.evil.test/hook")
+    assert problem and "must use https://" in problem and "resolves to 203.0.113.7" in problem
+    assert webhook.url_problem("http://127.0.0.1.nip.test/hook") is None
+    assert webhook.url_problem("http://both.test:8080/hook") is None
+    assert webhook.url_problem("http://127.0.0.2/hook") is None and webhook.url_problem("http://[::ffff:127.0.0.1]/") is None
+    assert "10.1.2.3 is not a loopback address" in (webhook.url_problem("http://10.1.2.3/hook") or "")
+    assert webhook.url_problem("https://127.0.0.1.evil.test/hook") is None  # TLS checks the name
+
+
+def test_a_non_loopback_name_is_refused_at_config_time(tmp_path, monkeypatch) -> None:
+    from ralph.config.schema import ConfigError
+    from ralph.loop.lifecycle.config import load_hooks, require_valid
+
+    fake_dns(monkeypatch, {"127.0.0.1.evil.test": ["203.0.113.7"]})
+    root = str(tmp_path)
+    path = os.path.join(root, "ralph.toml")
+    with open(path, "w") as f:
+        f.write('[[hooks.session_end]]\ntype = "webhook"\nurl = "http://127.0.0.1.evil.test/hook"\n')
+    try:
+        require_valid(load_hooks(root, None, path, {}, include_global=False))
+    except ConfigError as e:
+        assert "ralph.toml:3:" in str(e) and "resolves to 203.0.113.7" in str(e)
+    else:
+        raise AssertionError("plain http to a non-loopback address was accepted")
+
+
+def webhook_engine(tmp_path, url: str):
+    from ralph.loop.lifecycle.config import load_hooks, require_valid
+    from ralph.loop.lifecycle.engine import Engine
+
+    root = str(tmp_path / "project")
+    state = os.path.join(root, ".ralph")
+    os.makedirs(state)
+    path = os.path.join(root, "ralph.toml")
+    with open(path, "w") as f:
+        f.write(f'[[hooks.post_iteration]]\ntype = "webhook"\nurl = "${{HOOK_URL}}"\nretries = 1\nbackoff = 0\n')
+    env = {"HOOK_URL": url, "PATH": os.environ.get("PATH", "")}
+    hooks = require_valid(load_hooks(root, None, path, env, include_global=False))
+    return Engine(hooks, root=root, state_dir=state, run_id="run-1", log_dir=os.path.join(state, "logs"), environ=env,
+                  sleep=lambda s: None)
+
+
+class Receiver:
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.hosts: list[str] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                receiver.hosts.append(self.headers.get("Host", ""))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_webhook_goes_to_the_address_that_was_checked(tmp_path, monkeypatch) -> None:
+    """The name resolves to loopback at the check and elsewhere right after
+    (DNS rebinding): the request still goes to the checked address, with the
+    name in the Host header, and the name is resolved once per attempt."""
+    receiver = Receiver()
+    try:
+        asked = fake_dns(monkeypatch, {"hooks.test": ["127.0.0.1", "203.0.113.7"]})
+        engine = webhook_engine(tmp_path, f"http://hooks.test:{receiver.port}/notify")
+        ((_, result),) = engine.fire("post_iteration", {"iteration": 1}).results
+        assert result.ok, result.message
+        assert receiver.hosts == [f"hooks.test:{receiver.port}"] and asked == ["hooks.test"]
+    finally:
+        receiver.close()
+
+
+def test_a_webhook_to_a_name_resolving_elsewhere_is_not_sent(tmp_path, monkeypatch) -> None:
+    receiver = Receiver()
+    try:
+        asked = fake_dns(monkeypatch, {"127.0.0.1.evil.test": ["203.0.113.7"]})
+        engine = webhook_engine(tmp_path, f"http://127.0.0.1.evil.test:{receiver.port}/notify")
+        ((_, result),) = engine.fire("post_iteration", {"iteration": 1}).results
+        assert result.status == "failed" and "resolves to 203.0.113.7" in result.message and "must use https://" in result.message
+        assert receiver.hosts == [] and asked == ["127.0.0.1.evil.test"]  # refused at once, not retried
+    finally:
+        receiver.close()
