@@ -212,3 +212,85 @@ def test_a_webhook_to_a_name_resolving_elsewhere_is_not_sent(tmp_path, monkeypat
         assert receiver.hosts == [] and asked == ["127.0.0.1.evil.test"]  # refused at once, not retried
     finally:
         receiver.close()
+
+
+# ---- event hooks: listed, testable, and from the global hooks.toml ----
+
+EVENT_HOOKS = """\
+[[hooks.event]]
+match = "PreToolUse:Bash"
+command = "case \\"$RALPH_TOOL_ARGS\\" in *make*) echo 'use the build script' >&2; exit 1;; esac"
+description = "no bare make"
+
+[[hooks.event]]
+match = "tool:post_execute"
+command = ["true"]
+enabled = false
+"""
+
+
+def ralph(*args: str, cwd: str, env: dict | None = None):
+    import subprocess
+    import sys
+
+    full = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    full.update(env or {})
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ralph"), *args], cwd=cwd, env=full,
+                          capture_output=True, text=True, timeout=60)
+
+
+def event_project(tmp_path, config: str = EVENT_HOOKS, global_config: str | None = None) -> tuple[str, dict]:
+    from tests.conftest import git
+
+    root = str(tmp_path / "repo")
+    os.makedirs(root)
+    git(root, "init", "-q")
+    with open(os.path.join(root, "ralph.toml"), "w") as f:
+        f.write(config)
+    xdg = str(tmp_path / "xdg")
+    if global_config is not None:
+        os.makedirs(os.path.join(xdg, "ralph-hooks"))
+        with open(os.path.join(xdg, "ralph-hooks", "hooks.toml"), "w") as f:
+            f.write(global_config)
+    return root, {"XDG_CONFIG_HOME": xdg}
+
+
+def test_hooks_list_shows_event_hooks_with_their_description(tmp_path) -> None:
+    root, env = event_project(tmp_path)
+    result = ralph("hooks", "list", cwd=root, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Claude Code events ([[hooks.event]]" in result.stdout
+    assert "[on ] no bare make  (project: ralph.toml:1)" in result.stdout
+    assert "match 'PreToolUse:Bash'" in result.stdout
+    assert "[off] true  (project: ralph.toml:6)" in result.stdout
+
+
+def test_hooks_test_fires_event_hooks_on_a_captured_payload(tmp_path) -> None:
+    root, env = event_project(tmp_path)
+    denied = ralph("hooks", "test", "PreToolUse:Bash", "--input", '{"command": "make all"}', cwd=root, env=env)
+    assert denied.returncode == 0, denied.stderr
+    assert "PreToolUse:Bash: 1 matching event hook(s)" in denied.stdout
+    assert '[failed] hook "no bare make" (ralph.toml:1)' in denied.stdout
+    assert "the tool call would be denied; the model reads: Blocked by your hook \"no bare make\" (ralph.toml:1), exit 1: use the build script" in denied.stdout
+    allowed = ralph("hooks", "test", "tool:pre_execute:Bash", "--input", '{"command": "ls"}', cwd=root, env=env)
+    assert "[success]" in allowed.stdout and "the call would go on unchanged" in allowed.stdout
+    none = ralph("hooks", "test", "Stop", cwd=root, env=env)
+    assert "Stop: 0 matching event hook(s)" in none.stdout
+    bad = ralph("hooks", "test", "Stop:Bash", cwd=root, env=env)
+    assert bad.returncode == 2 and "Stop has no tool" in bad.stderr
+
+
+def test_event_hooks_in_the_global_hooks_toml_run_unless_the_project_disables_them(tmp_path) -> None:
+    from tests.conftest import load_payload, run_hook
+
+    root, env = event_project(tmp_path, config="[loop]\nmax_iterations = 3\n", global_config=EVENT_HOOKS)
+    payload = load_payload("PreToolUse_Bash", root)
+    payload["tool_input"]["command"] = "make"
+    result = run_hook("pre-tool", payload, root, env=env)
+    assert result.denied and "use the build script" in result.reason and "hooks.toml:1" in result.reason
+    listing = ralph("hooks", "list", cwd=root, env=env)
+    assert "[on ] no bare make  (global: hooks.toml:1)" in listing.stdout
+    with open(os.path.join(root, "ralph.toml"), "w") as f:
+        f.write("[hooks]\ndisable_global_hooks = true\n")
+    assert not run_hook("pre-tool", payload, root, env=env).denied
+    assert "no bare make" not in ralph("hooks", "list", cwd=root, env=env).stdout

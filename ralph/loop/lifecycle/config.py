@@ -13,7 +13,6 @@ keys every [[hooks.<point>]] table has, whatever its type.
 from __future__ import annotations
 
 import os
-import sys
 
 from ralph.config.locate import KEY_CHARS, Locator, Where
 from ralph.config.reading import cached_parse, parse_config, read_text
@@ -22,6 +21,8 @@ from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
 from ralph.loop.lifecycle.context import export_key, key_for
 from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
+from ralph.state.locations import GLOBAL_HOOKS_FILE as GLOBAL_FILE
+from ralph.state.locations import global_hooks_path
 
 ON_FAILURE = ("continue", "abort", "retry")
 
@@ -51,7 +52,6 @@ SETTINGS_KEYS: dict[str, Key] = {
 # -> the module whose validate(config, path, text) checks them, imported only
 # for a file that has such tables (load()): users' hooks on Claude Code events
 OTHER_TABLES = {"event": "ralph.claude.event_commands"}
-GLOBAL_FILE = "hooks.toml"
 FALSE_WORDS = ("0", "false", "no", "off")
 
 class HookSpec:
@@ -123,17 +123,6 @@ def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str)
     errors: list[str] = []
     check_table(table, keys, where.key, f"[{table_name}]", errors)
     return errors
-
-
-def global_hooks_path(environ: dict | os._Environ = os.environ) -> str:
-    """platformdirs' user config dir + hooks.toml. On Linux computed the way
-    platformdirs does (XDG_CONFIG_HOME, else ~/.config) without importing it:
-    its import is a sixth of `ralph-loop --dry-run`'s budget, so elsewhere it
-    is imported by name, here only."""
-    if sys.platform.startswith("linux"):
-        base = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "ralph-hooks", GLOBAL_FILE)
-    return os.path.join(load("platformdirs").user_config_dir("ralph-hooks"), GLOBAL_FILE)  # type: ignore[attr-defined]
 
 
 def read_toml(path: str) -> tuple[dict, str]:
