@@ -294,3 +294,76 @@ def test_event_hooks_in_the_global_hooks_toml_run_unless_the_project_disables_th
         f.write("[hooks]\ndisable_global_hooks = true\n")
     assert not run_hook("pre-tool", payload, root, env=env).denied
     assert "no bare make" not in ralph("hooks", "list", cwd=root, env=env).stdout
+
+
+# ---- the spec names ralph lacked ----
+
+
+def test_status_ctx_last_decision_and_spec_dir_under_ralphs_names(tmp_path, monkeypatch) -> None:
+    import json
+
+    from tests.lifecycle_support import CONTEXT, HookProject
+
+    hp = HookProject(tmp_path, """\
+[[hooks.post_iteration]]
+command = "@RECORD@ ${STATUS} ${CTX} {{spec_dir}}"
+when = "${LAST_DECISION} == 'done'"
+""")
+    engine = hp.engine(monkeypatch)
+    plan = os.path.join(hp.root, ".ralph", "PRD-greeting", "plan.md")
+    engine.fire("post_iteration", {**CONTEXT, "last_result": "verify_failed", "plan_file": plan})
+    assert hp.records() == []  # LAST_DECISION is the last result: the condition was false
+    engine.fire("post_iteration", {**CONTEXT, "last_result": "done", "plan_file": plan})
+    [record] = hp.records()
+    env = record["env"]
+    assert record["argv"] == [env["RALPH_STATUS_FILE"], env["RALPH_CONTEXT_FILE"], env["RALPH_SPEC_DIR"]]
+    assert env["RALPH_STATUS_FILE"] == os.path.join(hp.state_dir, "run.json")
+    assert env["RALPH_SPEC_DIR"] == os.path.dirname(plan)
+    with open(env["RALPH_CONTEXT_FILE"], encoding="utf-8") as f:
+        saved = json.load(f)
+    assert saved["story_id"] == "US-001" and saved["last_result"] == "done" and saved["hook_point"] == "post_iteration"
+    assert saved["context_file"] == env["RALPH_CONTEXT_FILE"] == record["stdin"]["context_file"]
+    assert oct(os.stat(env["RALPH_CONTEXT_FILE"]).st_mode & 0o777) == "0o600"
+
+
+def test_stage_outputs_are_the_stages_iteration_logs(tmp_path) -> None:
+    import json
+
+    script, record = recorder(tmp_path)
+    config = ('[loop]\nno_progress_limit = 0\n'
+              '[[loop.stages]]\nname = "first"\nmode = "build"\nmax_iterations = 1\n'
+              '[[loop.stages]]\nname = "second"\nmode = "build"\n'
+              f'[[hooks.stage_complete]]\ncommand = "python3 {script} stage_complete"\n')
+    p = Project(tmp_path, PLAN2, config=config)
+    p.script(runs=[NOTHING], default=DO_STORY)
+    result = p.run_loop(env={"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "RECORD_FILE": record})
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(record) as f:
+        seen = [json.loads(line) for line in f]
+    logs = {it["iteration"]: os.path.join(p.root, it["log"]) for it in p.events("iteration")}
+    assert [r["env"]["RALPH_STAGE_OUTPUTS"].splitlines() for r in seen] == [[logs[1]], [logs[2], logs[3]]]
+    assert seen[1]["stdin"]["stage_outputs"] == [logs[2], logs[3]] and all(os.path.isfile(log) for log in logs.values())
+
+
+def test_hook_timeout_from_the_environment_and_a_fail_closed_hooks_dir(tmp_path, monkeypatch) -> None:
+    from tests.lifecycle_support import CONTEXT, HookProject
+
+    hp = HookProject(tmp_path)
+    hp.dir_hook("next_iteration", "sleep 30")
+    engine = hp.engine(monkeypatch, RALPH_HOOK_TIMEOUT="0.2")
+    fired = engine.fire("pre_iteration", CONTEXT)
+    ((_, result),) = fired.results
+    assert result.status == "timeout" and "timed out after 0.2s" in result.message and fired.abort is None
+    closed = hp.engine(monkeypatch, RALPH_HOOK_TIMEOUT="0.2", RALPH_HOOK_FAIL_BEHAVIOR="abort").fire("pre_iteration", CONTEXT)
+    assert closed.abort == "next_iteration timed out (dir_on_failure = abort)"
+    hp.dir_hook("next_iteration", "exit 3")
+    assert hp.engine(monkeypatch).fire("pre_iteration", CONTEXT).abort is None
+    hp.write_config('[hooks]\ndir_on_failure = "abort"\n')
+    assert "exit 3" in (hp.engine(monkeypatch).fire("pre_iteration", CONTEXT).abort or "")
+    assert hp.engine(monkeypatch, RALPH_HOOK_FAIL_BEHAVIOR="continue").fire("pre_iteration", CONTEXT).abort is None
+    hp.dir_hook("next_iteration", "exit 0", executable=False)  # fail closed: a check that cannot run stops the loop
+    engine = hp.engine(monkeypatch)
+    assert any("not executable: with dir_on_failure = abort" in w for w in engine.hooks.warnings)
+    assert "next_iteration failed" in (engine.fire("pre_iteration", CONTEXT).abort or "")
+    bad = hp.hooks(monkeypatch, RALPH_HOOK_TIMEOUT="soon", RALPH_HOOK_FAIL_BEHAVIOR="explode").errors
+    assert len(bad) == 2 and bad[0].startswith("environment RALPH_HOOK_TIMEOUT='soon': ") and "RALPH_HOOK_FAIL_BEHAVIOR='explode'" in bad[1]

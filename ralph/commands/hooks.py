@@ -119,6 +119,7 @@ def sample_context(root: str, config: str | None, point: str, iteration: int, st
         "plan_file": plan_path, "progress_file": paths.progress_path_for(plan_path), "started_at": utc_now(),
         "story_id": story_id or "US-001", "story_title": story_title or "Sample story", "last_exit_code": 0,
         "last_duration": 12.5, "last_result": "incomplete", "commits_made": 0, "changed_files": [],
+        "status_file": os.path.join(state_dir, "run.json"),
     }
     if point == "on_error":
         context["error"] = "sample error: verify exited with code 1"

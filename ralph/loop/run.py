@@ -88,6 +88,7 @@ class Run:
         self.sandbox = None  # the SandboxLayer (ralph.loop.sandbox_layer.prepare), before the first iteration
         self.guard_start: dict = {}  # what the guard compares an iteration's end with (ralph.loop.guarding.start)
         self.stuck_iterations: dict[str, int] = {}  # story -> iterations in a row ended by the guard
+        self.iteration_logs: list[tuple[str, str]] = []  # (stage name, log path) per iteration: the hooks' STAGE_OUTPUTS
 
     @property
     def plan_rel(self) -> str:

@@ -25,6 +25,7 @@ from ralph.state.locations import GLOBAL_HOOKS_FILE as GLOBAL_FILE
 from ralph.state.locations import global_hooks_path
 
 ON_FAILURE = ("continue", "abort", "retry")
+DIR_ON_FAILURE = ("continue", "abort")
 
 # the keys every action type shares
 COMMON_KEYS: dict[str, Key] = {
@@ -46,8 +47,13 @@ COMMON_KEYS: dict[str, Key] = {
 SETTINGS_KEYS: dict[str, Key] = {
     "disable_global_hooks": Key(False, "bool", None, "ignore the global hooks.toml for this project"),
     "dir": Key(".ralph/hooks", "path", None, "the hooks directory"),
-    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable"),
+    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable ($RALPH_HOOK_TIMEOUT overrides it)"),
+    "dir_on_failure": Key("continue", "choice:" + "|".join(DIR_ON_FAILURE), None,
+                          "a hooks-directory executable that fails (exit 3 or more, a timeout, cannot run, not executable): "
+                          "continue (warn) or abort (end the loop: hook_abort); $RALPH_HOOK_FAIL_BEHAVIOR overrides it"),
 }
+# environment variables over [hooks] settings (fresher's FRESHER_HOOK_TIMEOUT, FRESHER_HOOK_FAIL_BEHAVIOR)
+ENV_SETTINGS = {"RALPH_HOOK_TIMEOUT": "dir_timeout", "RALPH_HOOK_FAIL_BEHAVIOR": "dir_on_failure"}
 # [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
 # -> the module whose validate(config, path, text) checks them, imported only
 # for a file that has such tables (load()): users' hooks on Claude Code events
@@ -287,9 +293,34 @@ def load_dir_hooks(hooks: HookSet, root: str) -> None:
         if not os.path.isfile(path):
             spec.disabled = "not a regular file"
         elif not os.access(path, os.X_OK):
-            spec.disabled = f"not executable (chmod +x {path})"
-            hooks.warnings.append(f"{path}: not executable, so it is not run; make it executable with chmod +x")
+            if hooks.settings["dir_on_failure"] == "abort":  # fail closed: it runs, cannot start, and stops the loop
+                hooks.warnings.append(f"{path}: not executable: with dir_on_failure = abort the loop stops at {point}; "
+                                      "make it executable with chmod +x")
+            else:
+                spec.disabled = f"not executable (chmod +x {path})"
+                hooks.warnings.append(f"{path}: not executable, so it is not run; make it executable with chmod +x")
         hooks.by_point[point].insert(0, spec)  # the directory hook has the first word at its point
+
+
+def apply_env_settings(hooks: HookSet, environ: dict | os._Environ) -> None:
+    """RALPH_HOOK_TIMEOUT and RALPH_HOOK_FAIL_BEHAVIOR over the [hooks] settings; a bad value is an error naming the variable."""
+    for variable, key in ENV_SETTINGS.items():
+        value = environ.get(variable, "").strip()
+        if not value:
+            continue
+        declared = SETTINGS_KEYS[key]
+        parsed: object = value
+        if declared.kind == "number":
+            try:
+                parsed = float(value)
+            except ValueError:
+                parsed = value
+        problems = check_keys({key: parsed}, SETTINGS_KEYS, Where(f"environment {variable}", None), "hooks")
+        if problems:
+            hooks.errors.append(f"environment {variable}={value!r}: " + problems[0].rsplit(": ", 1)[-1]
+                                + f" ({variable} sets [hooks] {key})")
+        else:
+            hooks.settings[key] = parsed
 
 
 def apply_env_flags(hooks: HookSet, environ: dict | os._Environ) -> None:
@@ -337,6 +368,7 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     if config_path and config:
         load_file_hooks(hooks, config, project_text, config_path, "project")
         hooks.files.append(config_path)
+    apply_env_settings(hooks, environ)
     load_dir_hooks(hooks, root)
     apply_env_flags(hooks, environ)
     return hooks
