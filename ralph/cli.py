@@ -18,6 +18,7 @@ COMMANDS = {
     "rollbacks": "ralph.commands.rollbacks",
     "loop": "ralph.commands.loop",
     "status": "ralph.commands.status",
+    "report": "ralph.commands.report",
     "install": "ralph.commands.install",
     "uninstall": "ralph.commands.uninstall",
     "doctor": "ralph.commands.doctor",
@@ -45,6 +46,7 @@ other commands:
   rollbacks           list or restore work saved before a rollback
   loop                run the plan's stories unattended (same as ralph-loop)
   status              stories done, current run, last iterations, rollbacks
+  report [RUN_ID]     a run's report: .ralph/runs/<run>/report.html (--format md|json prints it, --open)
   install             merge ralph's hooks into Claude Code's settings (--user, --project, --local, --plugin DIR)
   uninstall           remove exactly ralph's hooks from a settings file
   doctor              check the whole setup: settings files, hooks, round trips, ralph.toml, state dir

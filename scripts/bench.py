@@ -12,8 +12,9 @@ noise hits every case alike:
   baseline      python -I -c pass, with that venv's interpreter
   pre-tool      the hook command as `ralph install` writes it
                 (`python -IS ralph pre-tool`) on small Bash payloads (the captured one, which
-                needs the full shell guard, and a plain `npm test`, which takes
-                the guard's fast path) and on an Edit payload
+                needs the full shell guard, a plain `ls -la src`, which takes
+                the guard's fast path, and `npm test`, whose package.json the guard
+                reads) and on an Edit payload
   reference     the design's reference hook: a bash script that reads stdin
                 with cat and calls jq three times
   guard         `ralph pre-tool` on a plain command and a 100-segment compound
@@ -23,10 +24,26 @@ noise hits every case alike:
                 has no [[hooks.event]] (the feature must cost nothing) and one
                 with a single matching hook running `true`
   loop          `ralph-loop --dry-run`, and one loop iteration with a no-op agent
+                and with an agent that prints a captured stream-json run (the
+                stream reader, the usage record)
+  stream        the loop's stream reader (ralph.loop.stream) on a 100 MB stream
+                of captured lines (tests/fixtures/stream/): MB/s and peak RSS,
+                also with one 60 MB line in it; one loop iteration whose agent
+                prints that stream (its log redacted line by line)
   lifecycle     `ralph-loop --dry-run` with lifecycle hooks at every point (it
                 validates them all), and `ralph pre-tool` in that project (the
                 hot path must not pay for them)
+  report        `ralph report` (the html page the loop writes at the end of a run)
+                for a run of 1,000 iterations: the recorded night of
+                tests/fixtures/report/night/ repeated, its stories renumbered
   binary        the onedir binary (dist/ralph/ralph), when scripts/build_binary.py built it
+  rollback      (--rollback-files N, default 50000; --rollback-only for just this)
+                a small change (3 files edited, 2 added) in a repository of N
+                tracked files and in one of 1000: saving it (capture and
+                snapshot), a rollback (save, then reset to HEAD) and restoring
+                the snapshot, in seconds, as x bare python, as x `git status`
+                in the same repository, and as N files / 1000 files (which
+                must not exceed what `git status` grows by)
 
 Targets (from the issues) are checked and printed; the exit code is 0 either
 way unless --check is given (then 1 when a target is missed).
@@ -46,6 +63,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
+STREAMS = os.path.join(REPO, "tests", "fixtures", "stream")
+NIGHT = os.path.join(REPO, "tests", "fixtures", "report", "night")
+REPORT_ITERATIONS = 1000
 
 REFERENCE_HOOK = """#!/usr/bin/env bash
 input=$(cat)
@@ -176,6 +196,8 @@ def make_project(root: str) -> None:
         f.write("- [ ] US-001: First story\n  - it works\n- [ ] US-002: Second story\n")
     with open(os.path.join(root, ".gitignore"), "w") as f:
         f.write(".ralph/logs/\n.ralph/sessions/\n")
+    with open(os.path.join(root, "package.json"), "w") as f:
+        f.write('{"name": "bench", "scripts": {"pretest": "node build.js", "test": "node --test", "deploy": "git push origin main"}}\n')
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "initial"], check=True)
 
@@ -209,9 +231,11 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
     read = payload("PostToolUse_Read", project)
     subprocess.run([*hook, "post-tool"], input=json.dumps(read).encode(), cwd=project, env=env, check=True, capture_output=True)
     # The captured payload's own command needs the full guard (&&, >&2, git);
-    # `npm test` takes the fast path for plain commands.
+    # `ls -la src` takes the fast path for plain commands; `npm test` runs what
+    # package.json says, which the guard reads (the project has one).
     bash_small = json.dumps(payload("PreToolUse_Bash", project)).encode()
-    bash_plain = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
+    bash_plain = json.dumps(payload("PreToolUse_Bash", project, command="ls -la src")).encode()
+    bash_runner = json.dumps(payload("PreToolUse_Bash", project, command="npm test")).encode()
     edit = json.dumps(payload("PreToolUse_Edit", project)).encode()
     bash_ran = json.dumps(payload("PostToolUse_Bash", project, command="ls -la src")).encode()
     compound = " && ".join(f"echo step{i} > out{i}.txt" if i % 3 else f'git add out{i - 1}.txt; git commit -qm "step {i}"' for i in range(100))
@@ -229,6 +253,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("baseline: python -I -c pass", [PYTHON, "-I", "-c", "pass"], env=env),
         Case("pre-tool Bash (small)", [*hook, "pre-tool"], bash_small, project, env),
         Case("pre-tool Bash (plain: fast path)", [*hook, "pre-tool"], bash_plain, project, env),
+        Case("pre-tool Bash (npm test: package.json read)", [*hook, "pre-tool"], bash_runner, project, env),
         Case("pre-tool Edit (read file)", [*hook, "pre-tool"], edit, project, env),
         Case("post-tool Bash (no tests)", [*hook, "post-tool"], bash_ran, project, env),
         Case("pre-tool Bash via #! (site)", [ralph_script, "pre-tool"], bash_small, project, env),
@@ -259,15 +284,33 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         cases.append(Case("onedir binary pre-tool (fast path)", [BINARY, "pre-tool"], bash_plain, project, env))
     import importlib.util
 
+    report_project = os.path.join(os.path.dirname(loop_project), "report-project")
+    if not os.path.exists(report_project):
+        make_project(report_project)
+        write_long_run(report_project, REPORT_ITERATIONS)
+    cases.append(Case(f"ralph report, {REPORT_ITERATIONS} iterations", [ralph_script, "report"], b"", report_project, env))
     if os.path.exists(ralph_loop) and importlib.util.find_spec("ralph.commands.loop") is not None:
         with open(os.path.join(loop_project, "ralph.toml"), "w") as f:
             f.write(NOOP_LOOP_CONFIG)
+        # committed: the loop refuses a tree with uncommitted changes outside .ralph/
+        commit = ["git", "-C", loop_project, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+        subprocess.run([*commit, "add", "-A"], check=True)
+        subprocess.run([*commit, "commit", "-q", "-m", "config"], check=True)
         cases.append(Case("ralph-loop --dry-run", [ralph_loop, "--dry-run"], b"", loop_project, env))
         # The loop's own cost per iteration, agent excluded: a no-op agent
         # that never finishes its story, so every iteration is a full one.
         # (t(1 + N) - t(1)) / N removes start-up; exit 3 = max_iterations.
         for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
             cases.append(Case(f"ralph-loop {count} no-op iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", loop_project, env, expect_exit=3))
+        # the same with an agent that prints a real stream-json run (13 KB):
+        # the stream reader, the live view (quiet) and the usage record
+        stream_project = os.path.join(os.path.dirname(loop_project), "stream-project")
+        if not os.path.exists(stream_project):
+            make_project(stream_project)
+            with open(os.path.join(stream_project, "ralph.toml"), "w") as f:
+                f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(STREAMS, "tools_success.jsonl")])))
+        for count in (1, 1 + LOOP_EXTRA_ITERATIONS):
+            cases.append(Case(f"ralph-loop {count} stream iteration(s)", [ralph_loop, "-q", "--max-iterations", str(count)], b"", stream_project, env, expect_exit=3))
         hooks_project = os.path.join(os.path.dirname(loop_project), "hooks-project")
         if not os.path.exists(hooks_project):
             make_project(hooks_project)
@@ -280,6 +323,50 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         plain_here = json.dumps(payload("PreToolUse_Bash", hooks_project, command="npm test")).encode()
         cases.append(Case("pre-tool Bash (lifecycle hooks configured)", [*hook, "pre-tool"], plain_here, hooks_project, env))
     return cases
+
+
+def write_long_run(root: str, iterations: int) -> None:
+    """`.ralph/events.jsonl` and run.json of one run with `iterations`
+    iterations: the recorded night's events repeated in order, each round's
+    stories renamed (US-001 -> S0001-US-001) and its times shifted, as if
+    the night had gone on."""
+    with open(os.path.join(NIGHT, "events.jsonl"), encoding="utf-8") as f:
+        night = [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(NIGHT, "run.json"), encoding="utf-8") as f:
+        state = json.load(f)
+    middle = [e for e in night if e["event"] not in ("run_start", "finish", "handoff", "stage_complete", "sandbox")]
+    per_round = sum(1 for e in middle if e["event"] == "iteration")
+    finish = next(e for e in night if e["event"] == "finish")
+    span = finish["elapsed_s"]
+    out = [next(e for e in night if e["event"] == "run_start")]
+    stories = []
+    rounds = -(-iterations // per_round)
+    for number in range(rounds):
+        shift = number * span
+
+        def moved(stamp: object) -> object:
+            if not isinstance(stamp, str) or not stamp.endswith("Z"):
+                return stamp
+            moment = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")) + shift
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.localtime(moment))
+
+        for event in middle:
+            event = dict(event, at=moved(event.get("at")), started=moved(event.get("started")), ended=moved(event.get("ended")))
+            event = {k: v for k, v in event.items() if v is not None}
+            if event.get("story"):
+                event["story"] = f"S{number:04d}-{event['story']}"
+            if isinstance(event.get("iteration"), int):
+                event["iteration"] += number * per_round
+            if event["event"] == "iteration" and event["iteration"] > iterations:
+                continue
+            out.append(event)
+        stories += [dict(s, id=f"S{number:04d}-{s['id']}") for s in finish["stories"]]
+    out.append(dict(finish, elapsed_s=span * rounds, iterations=iterations, stories=stories))
+    out += [e for e in night if e["event"] == "handoff"]
+    with open(os.path.join(root, ".ralph", "events.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(e) + "\n" for e in out)
+    with open(os.path.join(root, ".ralph", "run.json"), "w", encoding="utf-8") as f:
+        json.dump(state, f)
 
 
 ONE_EVENT_HOOK = """[[hooks.event]]
@@ -320,6 +407,7 @@ TARGETS = [
     # the hook command `ralph install` writes (python -IS), plain code on the hot path
     ("pre-tool Bash (small)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (full guard)"),
     ("pre-tool Bash (plain: fast path)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (fast path)"),
+    ("pre-tool Bash (npm test: package.json read)", "baseline: python -I -c pass", 1.2, "p50 <= 1.2x bare python (a task runner's file read and judged)"),
     ("pre-tool Edit (read file)", "baseline: python -I -c pass", 1.1, "p50 <= 1.1x bare python"),
     ("post-tool Bash (no tests)", "baseline: python -I -c pass", 1.5, "p50 <= 1.5x bare python: a command that runs no tests loads no verdict code"),
     ("pre-tool Bash (small)", "reference: cat + 3x jq", 0.25, "p50 <= 0.25x the cat+jq reference hook"),
@@ -331,14 +419,18 @@ TARGETS = [
     ("onedir binary pre-tool Bash (small)", "baseline: python -I -c pass", 2.5, "p50 <= 2.5x bare python"),
     ("onedir binary pre-tool (fast path)", "baseline: python -I -c pass", 2.5, "p50 <= 2.5x bare python"),
     ("ralph-loop --dry-run", "baseline: python -I -c pass", 2.0, "p50 <= 2x bare python"),
+    (f"ralph report, {REPORT_ITERATIONS} iterations", "baseline: python -I -c pass", 40.0,
+     "p50 <= 40x bare python (with the 1 s limit below: the report of a long night is there at once)"),
     # moved here from tests/test_test_outcome.py (150 ms wall-clock asserts)
     ("post-tool 10 MB single line", "baseline: python -I -c pass", 10.0, "p50 <= 10x bare python (adversarial)"),
 ]
 ABSOLUTE_TARGETS = [
+    (f"ralph report, {REPORT_ITERATIONS} iterations", 1.0, "p50 < 1 s for a run of 1,000 iterations"),
     ("post-tool 10 MB output", 0.150, "p50 <= 150 ms at 10 MB"),
     ("ralph-loop --dry-run", 0.100, "p50 <= 100 ms"),
     ("ralph-loop --dry-run (hooks configured)", 0.100, "p50 <= 100 ms"),
     ("ralph-loop per-iteration overhead", 0.150, "p50 <= 150 ms"),
+    ("ralph-loop per-iteration overhead (stream agent)", 0.150, "p50 <= 150 ms"),
     ("guard: adversarial input", 0.400, "p50 <= 400 ms: the 0.25 s deadline holds"),
 ]
 
@@ -350,8 +442,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--dev-install", action="store_true", help="measure the venv running this script, not a fresh `pip install .`")
+    parser.add_argument("--rollback-files", type=int, default=50000, help="tracked files in the rollback benchmark's repository (0: skip it)")
+    parser.add_argument("--rollback-rounds", type=int, default=3)
+    parser.add_argument("--rollback-only", action="store_true", help="only the rollback benchmark")
     args = parser.parse_args()
     rounds = 10 if args.quick else args.rounds
+    if args.rollback_only:
+        return rollback_figures(args)
     tmp = tempfile.mkdtemp(prefix="ralph-bench-")
     try:
         if not args.dev_install:
@@ -371,7 +468,10 @@ def main() -> int:
                 case.run()
         status = report(cases, rounds, args)
         status |= guard_per_call(args)
+        status |= stream_reader(tmp, args)
         orjson_tradeoff(rounds)
+        if args.rollback_files:
+            status |= rollback_figures(args)
         return status
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -408,6 +508,108 @@ def guard_per_call(args: argparse.Namespace) -> int:
     return 1 if (missed and args.check) else 0
 
 
+STREAM_MB = 100
+GIANT_LINE_MB = 60
+STREAM_READER_MIN_MBPS = 40.0  # the stream is read as fast as an agent could ever write it
+STREAM_READER_MAX_EXTRA_MIB = 32  # over python with the reader imported, at rest: bounded whatever the size
+# One process: import the reader, then (unless told "rest") read the file in
+# the chunks ralph.process.run hands on; prints seconds and lines. Its peak
+# RSS comes from RSS_SPAWNER_OUT (see RSS_SPAWNER: not a child of this process).
+STREAM_READER_CODE = """
+import sys, time
+from ralph.loop.stream import AgentStream
+stream = AgentStream(None, "/home/dev/app/repo")
+started = time.perf_counter()
+if sys.argv[2] != "rest":
+    with open(sys.argv[1], "rb") as f:
+        while True:
+            chunk = f.read(65536)
+            if not chunk:
+                break
+            stream.feed(chunk)
+    stream.close()
+    assert stream.result is not None, "the stream's result line was not read"
+print(time.perf_counter() - started, stream.lines)
+"""
+RSS_SPAWNER_OUT = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+out = proc.stdout.read().decode()
+_, status, usage = os.wait4(proc.pid, 0)
+print(out.strip(), os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
+def spawned(argv: list[str], env: dict) -> list[str]:
+    """What `argv` printed, its exit code and its peak RSS (KiB), measured by RSS_SPAWNER_OUT."""
+    done = subprocess.run([PYTHON, "-I", "-c", RSS_SPAWNER_OUT, *argv], capture_output=True, text=True, env=env)
+    words = done.stdout.split()
+    if done.returncode or len(words) < 2 or words[-2] != "0":
+        raise SystemExit(f"bench: {' '.join(argv[:4])} failed: {done.stdout[-300:]} {done.stderr[-500:]}")
+    return words
+
+
+def captured_stream(path: str, megabytes: int, giant_line_mb: int = 0) -> int:
+    """A stream of `megabytes` made of real lines (a run with five tool calls,
+    one long tool result) repeated, between a real init line and a real result
+    line; with `giant_line_mb`, one tool result line that long in the middle.
+    Its size."""
+    with open(os.path.join(STREAMS, "tools_success.jsonl"), "rb") as f:
+        run = f.read().splitlines(keepends=True)
+    with open(os.path.join(STREAMS, "big_tool_output.jsonl"), "rb") as f:
+        big = f.read().splitlines(keepends=True)
+    body = b"".join(run[1:-1] + big[1:-1])
+    copies = max(1, ((megabytes - giant_line_mb) << 20) // len(body))
+    with open(path, "wb") as f:
+        f.write(run[0])
+        for number in range(copies):
+            f.write(body)
+            if giant_line_mb and number == copies // 2:
+                f.write(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"')
+                for _ in range(giant_line_mb):
+                    f.write(b"x" * (1 << 20))
+                f.write(b'"}]}}\n')
+        f.write(run[-1])
+    return os.path.getsize(path)
+
+
+def stream_reader(tmp: str, args: argparse.Namespace) -> int:
+    """MB/s and peak memory of the stream reader on 100 MB of captured
+    stream-json, and of one loop iteration whose agent prints it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG")}
+    missed = 0
+    print(f"\nstream reader (ralph.loop.stream), {STREAM_MB} MB of captured stream-json, read in 64 KiB chunks:")
+    rest_kib = int(spawned([PYTHON, "-I", "-c", STREAM_READER_CODE, os.devnull, "rest"], env)[-1])
+    for label, giant in (("lines of up to 40 KB", 0), (f"with one {GIANT_LINE_MB} MB line", GIANT_LINE_MB)):
+        path = os.path.join(tmp, f"stream-{giant}.jsonl")
+        size = captured_stream(path, STREAM_MB, giant)
+        runs = []
+        for _ in range(3):
+            seconds, lines, _exit, kib = spawned([PYTHON, "-I", "-c", STREAM_READER_CODE, path, "read"], env)
+            runs.append((float(seconds), int(lines), int(kib)))
+        seconds = statistics.median(r[0] for r in runs)
+        peak = max(r[2] for r in runs)
+        mbps = size / seconds / 1e6
+        extra = (peak - rest_kib) / 1024
+        ok = mbps >= STREAM_READER_MIN_MBPS and extra <= STREAM_READER_MAX_EXTRA_MIB
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] {label}: {size / 1e6:.0f} MB, {runs[0][1]} lines, {mbps:.0f} MB/s "
+              f"(>= {STREAM_READER_MIN_MBPS:g}), peak RSS {peak / 1024:.1f} MiB = {extra:+.1f} MiB over the reader at rest "
+              f"({rest_kib / 1024:.1f} MiB; <= +{STREAM_READER_MAX_EXTRA_MIB})")
+    ralph_loop = executable("ralph-loop")
+    if os.path.exists(ralph_loop):
+        project = os.path.join(tmp, "stream-100mb-project")
+        make_project(project)
+        with open(os.path.join(project, "ralph.toml"), "w") as f:
+            f.write(NOOP_LOOP_CONFIG.replace('["true"]', json.dumps(["cat", os.path.join(tmp, "stream-0.jsonl")])))
+        argv = [ralph_loop, "-q", "--max-iterations", "1"]
+        seconds = run_once(argv, b"", project, env, expect_exit=3)
+        kib = peak_rss_kib(argv, b"", project, env)
+        print(f"  one ralph-loop iteration whose agent prints it: {seconds:.1f} s ({STREAM_MB * 1.048576 / seconds:.1f} MB/s; "
+              f"the iteration log redacts every line), peak RSS of the loop {kib / 1024:.1f} MiB")
+    return 1 if (missed and args.check) else 0
+
+
 def orjson_tradeoff(rounds: int) -> None:
     """Does orjson pay for hook payloads? Its import (measured as a process,
     like a hook pays it) against what it saves parsing payloads of each size
@@ -439,13 +641,106 @@ def orjson_tradeoff(rounds: int) -> None:
         print(f"  {megabytes:>3} MB payload: saves {gain:5.1f} ms -> {'pays' if gain > import_ms else 'does not pay'}")
 
 
+BENCH_GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+                 "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+ROLLBACK_OPERATIONS = ("capture", "rollback", "restore")
+ROLLBACK_WAIT_SECONDS = 60.0  # what a PostToolUseFailure hook waits for its rollback (half its 120 s timeout)
+
+
+def make_big_repository(root: str, files: int) -> None:
+    """`files` tracked files of ~150 bytes, 50 to a directory, one commit."""
+    subprocess.run(["git", "init", "-q", root], check=True)
+    for number in range(files):
+        directory = os.path.join(root, f"pkg{number // 500:04d}", f"mod{(number // 50) % 10}")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, f"f{number:06d}.py"), "w") as f:
+            f.write(f"# file {number}\nVALUE = {number}\n" + "x = 1\n" * 20)
+    env = dict(os.environ, **BENCH_GIT_ENV)
+    subprocess.run(["git", "-C", root, "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", root, "commit", "-q", "-m", "initial"], check=True, env=env)
+
+
+def small_change(root: str) -> None:
+    for number in (0, 7, 49):
+        with open(os.path.join(root, "pkg0000", "mod0", f"f{number:06d}.py"), "a") as f:
+            f.write("y = 2\n")
+    for name in ("new_module.py", os.path.join("pkg0000", "new_test.py")):
+        with open(os.path.join(root, name), "w") as f:
+            f.write("def test_new():\n    assert False\n")
+
+
+def rollback_figures(args: argparse.Namespace) -> int:
+    """Save, roll back and restore a small change in a big repository and in
+    a small one (in this process: the hook's own start-up is measured above)."""
+    sys.path.insert(0, REPO)
+    from ralph.rollback.restore import restore_snapshot, save_and_restore
+    from ralph.rollback.snapshots import save_snapshot
+
+    files = args.rollback_files
+    tmp = tempfile.mkdtemp(prefix="ralph-bench-rollback-")
+    try:
+        bare = statistics.median(run_once([PYTHON, "-I", "-c", "pass"], b"", REPO, os.environ.copy()) for _ in range(10))
+        figures: dict[str, dict[str, float]] = {}
+        for size in (1000, files):
+            root = os.path.join(tmp, f"repo-{size}")
+            started = time.perf_counter()
+            make_big_repository(root, size)
+            print(f"\nrollback: {size} tracked files ({time.perf_counter() - started:.0f}s to build)", file=sys.stderr)
+            checkpoint = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+            small_change(root)
+            times: dict[str, list[float]] = {"capture": [], "rollback": [], "restore": [], "git status": []}
+            for _ in range(args.rollback_rounds):
+                started = time.perf_counter()
+                subprocess.run(["git", "-C", root, "status", "--porcelain"], check=True, capture_output=True)
+                times["git status"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                save_snapshot(root, "bench: the small change")
+                times["capture"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                result = save_and_restore(root, checkpoint, story="BENCH", iteration=1, trigger="bench")
+                times["rollback"].append(time.perf_counter() - started)
+                if not result.restored:
+                    raise SystemExit(f"bench: the rollback failed: {result.message}")
+                started = time.perf_counter()
+                restore_snapshot(root, result.id)
+                times["restore"].append(time.perf_counter() - started)
+            figures[str(size)] = {name: statistics.median(values) for name, values in times.items()}
+        print(f"\nrollback of a small change (3 files edited, 2 added), median of {args.rollback_rounds}:")
+        print(f"{'operation':<10} {'1000 files s':>13} {f'{files} files s':>15} {'x python':>9} {'x git status':>13} {'big/small':>10}")
+        missed = 0
+        small, big = figures["1000"], figures[str(files)]
+        for name in ("git status", "capture", "rollback", "restore"):
+            print(f"{name:<10} {small[name]:13.3f} {big[name]:15.3f} {big[name] / bare:9.1f} {big[name] / big['git status']:13.1f}"
+                  f" {big[name] / small[name]:10.2f}")
+        # the cost of a small change may grow with the repository only as fast
+        # as git's own change detection (a stat of every file) does
+        git_growth = big["git status"] / small["git status"]
+        for name in ROLLBACK_OPERATIONS:
+            ratio = big[name] / small[name]
+            ok = ratio <= git_growth
+            missed += not ok
+            print(f"  [{'ok' if ok else 'MISSED'}] {name}: {files} files / 1000 files = {ratio:.2f}x"
+                  f" (<= {git_growth:.2f}x, what `git status` grows by: the cost follows the change and git's own stat)")
+        ok = big["rollback"] <= ROLLBACK_WAIT_SECONDS
+        missed += not ok
+        print(f"  [{'ok' if ok else 'MISSED'}] rollback in {files} files: {big['rollback']:.1f} s"
+              f" (<= {ROLLBACK_WAIT_SECONDS:g} s: a hook gets its answer without handing it to the background)")
+        if args.json:
+            with open(args.json + ".rollback.json" if not args.rollback_only else args.json, "w") as f:
+                json.dump({"bare_python_s": bare, "seconds": figures}, f, indent=2)
+        return 1 if (missed and args.check) else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def report(cases: list[Case], rounds: int, args: argparse.Namespace) -> int:
     by_name = {c.name: c for c in cases}
     if "ralph-loop 1 no-op iteration(s)" in by_name:
-        longer = by_name[f"ralph-loop {1 + LOOP_EXTRA_ITERATIONS} no-op iteration(s)"]
-        derived = Derived("ralph-loop per-iteration overhead", longer, by_name["ralph-loop 1 no-op iteration(s)"], LOOP_EXTRA_ITERATIONS)
-        cases = [*cases, derived]
-        by_name[derived.name] = derived
+        for kind, name in (("no-op", "ralph-loop per-iteration overhead"), ("stream", "ralph-loop per-iteration overhead (stream agent)")):
+            longer = by_name[f"ralph-loop {1 + LOOP_EXTRA_ITERATIONS} {kind} iteration(s)"]
+            derived = Derived(name, longer, by_name[f"ralph-loop 1 {kind} iteration(s)"], LOOP_EXTRA_ITERATIONS)
+            cases = [*cases, derived]
+            by_name[derived.name] = derived
     base = by_name["baseline: python -I -c pass"]
     print(f"ralph-hooks benchmark: {rounds} rounds, {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print(f"{'case':<36} {'p50 ms':>8} {'p95 ms':>8} {'x python':>9} {'peak RSS MiB':>13}")

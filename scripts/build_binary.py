@@ -11,7 +11,8 @@ temp git project with a temp HOME: every hook payload, and every hook
 subcommand by name (exit 0, exactly one JSON object; a `git push` denied; an
 Edit through a hard link judged as bin/ralph judges it), `pre-tool --help`
 (writes nothing), demo, explain, classify, `loop --dry-run` (also through the
-`ralph-loop` symlink), `install --dry-run`, install + doctor. Exit 1 on the
+`ralph-loop` symlink), `report` of a recorded run, `install --dry-run`,
+install + doctor. Exit 1 on the
 first failure, with what went wrong. Nothing is written outside dist/, build/
 and the temp dir.
 """
@@ -31,6 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAYLOADS = os.path.join(REPO, "ralph", "data", "payloads")
 sys.path.insert(0, REPO)
 from ralph.claude.dispatch import SUBCOMMANDS  # noqa: E402
+from scripts.install_claude import locate_binary  # noqa: E402
 
 EVENT_PAYLOADS = {
     "PreToolUse": "PreToolUse_Bash.json",
@@ -198,10 +200,19 @@ class Smoke:
             f.write("- [ ] US-001: First story\n  - it works\n")
         self.run(["loop", "--dry-run"])
         self.run(["--dry-run"], argv0=os.path.join(os.path.dirname(self.binary), "ralph-loop"))
+        for name in ("events.jsonl", "run.json"):  # a recorded run, for `ralph report`
+            shutil.copy(os.path.join(REPO, "tests", "fixtures", "report", "night", name), os.path.join(self.project, ".ralph", name))
+        if not self.run(["report"]).stdout.strip().endswith("report.html"):
+            raise SmokeFailure("report did not print the path of the report.html it wrote")
+        self.run(["report", "--format", "md"])
         if self.binary not in self.run(["install", "--dry-run"]).stdout:
             raise SmokeFailure("install --dry-run does not wire the binary's absolute path")
         self.run(["install", "--user"])
-        self.run(["doctor"])
+        client = locate_binary()  # the suite's Claude Code: doctor's session runs the binary's hooks in it
+        if client:
+            self.run(["doctor", "--client", client])
+        elif "NOT PROVEN" not in self.run(["doctor"], expect=1).stdout:
+            raise SmokeFailure("doctor without a Claude Code client did not say that nothing was proven")
         self.run(["uninstall", "--user"])
 
 

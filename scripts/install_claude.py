@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Install the Claude Code CLI the end-to-end tests drive, and say where it is.
 
-    python3 scripts/install_claude.py [--soft] [--quiet]
+    python3 scripts/install_claude.py [--soft] [--quiet] [--client-version X.Y.Z] [--old]
 
-- `npm install --no-audit --no-fund @anthropic-ai/claude-code@2.1.330` into a
-  cache folder: $RALPH_CLAUDE_DIR, default ~/.cache/ralph-hooks/claude-code.
-  Idempotent: when that version is already there and runs, nothing is fetched.
-- $RALPH_CLAUDE_BIN points straight at a binary and skips npm altogether.
+- The release: --client-version, else $RALPH_CLAUDE_VERSION, else VERSION (the
+  newest 2.1; .ci/run also runs the client e2e on SECOND_VERSION, the last 2.0).
+- `npm install --no-audit --no-fund @anthropic-ai/claude-code@<release>` into a
+  cache folder of its own: ~/.cache/ralph-hooks/claude-code-<release> (or
+  $RALPH_CLAUDE_DIR for the release asked for). Idempotent: when that release
+  is already there and runs, nothing is fetched.
+- $RALPH_CLAUDE_BIN points straight at a binary and skips npm altogether (for
+  the release asked for; the tests' pinned old releases always come from npm).
 - The binary: the platform package's native `claude` when present (the wrapper
-  needs node >= 22 only for its postinstall), else node_modules/.bin/claude.
+  needs node >= 22 only for its postinstall), else node_modules/.bin/claude
+  (1.0.x and 2.0.x ship cli.js, run by node).
 
 Prints `RALPH_CLAUDE_BIN=<path>` as its last stdout line on success and writes
 <dir>/install-status.json ({"ok", "binary", "version", "reason", "at"}), which
@@ -32,18 +37,28 @@ import sys
 import time
 
 PACKAGE = "@anthropic-ai/claude-code"
-VERSION = "2.1.330"
+VERSION = "2.1.332"  # the newest 2.1
+SECOND_VERSION = "2.0.77"  # the last 2.0: .ci/run runs the client e2e on it too
+# the last 1.0, the last 2.0 before PostToolUseFailure (it loads plugins) and the
+# last 2.0: tests/e2e/test_e2e_clients.py pins them (--old installs them)
+OLD_RELEASES = ("1.0.128", "2.0.55", "2.0.77")
 STATUS_FILE = "install-status.json"
 NPM_TIMEOUT_SECONDS = 900
 VERSION_TIMEOUT_SECONDS = 60
 EXIT_UNAVAILABLE = 3
 
 
-def install_dir() -> str:
+def wanted_version() -> str:
+    """The release the suite drives: $RALPH_CLAUDE_VERSION, else VERSION."""
+    return os.environ.get("RALPH_CLAUDE_VERSION", "").strip() or VERSION
+
+
+def install_dir(version: str | None = None) -> str:
+    version = version or wanted_version()
     configured = os.environ.get("RALPH_CLAUDE_DIR")
-    if configured:
+    if configured and version == wanted_version():
         return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(os.path.expanduser("~"), ".cache", "ralph-hooks", "claude-code")
+    return os.path.join(os.path.expanduser("~"), ".cache", "ralph-hooks", f"claude-code-{version}")
 
 
 def platform_keys() -> list[str]:
@@ -57,12 +72,13 @@ def platform_keys() -> list[str]:
     return keys
 
 
-def locate_binary(directory: str | None = None) -> str | None:
-    """$RALPH_CLAUDE_BIN, else the native binary in `directory`, else .bin/claude."""
+def locate_binary(directory: str | None = None, version: str | None = None) -> str | None:
+    """$RALPH_CLAUDE_BIN (for the release asked for), else the native binary
+    in `directory`, else .bin/claude."""
     explicit = os.environ.get("RALPH_CLAUDE_BIN")
-    if explicit:
+    if explicit and (version or wanted_version()) == wanted_version() and directory is None:
         return explicit if os.path.isfile(explicit) and os.access(explicit, os.X_OK) else None
-    modules = os.path.join(directory or install_dir(), "node_modules")
+    modules = os.path.join(directory or install_dir(version), "node_modules")
     exe = "claude.exe" if sys.platform == "win32" else "claude"
     candidates = [os.path.join(modules, "@anthropic-ai", f"claude-code-{key}", exe) for key in platform_keys()]
     candidates += sorted(glob.glob(os.path.join(modules, "@anthropic-ai", "claude-code-*", exe)))
@@ -112,7 +128,7 @@ def say(message: str) -> None:
     sys.stderr.write(f"install_claude: {message}\n")
 
 
-def npm_install(directory: str, quiet: bool) -> str:
+def npm_install(directory: str, quiet: bool, version: str) -> str:
     """Run npm; '' on success, else why not."""
     npm = shutil.which("npm")
     if npm is None:
@@ -123,7 +139,7 @@ def npm_install(directory: str, quiet: bool) -> str:
         # a private manifest keeps npm from walking up into some parent project
         with open(manifest, "w", encoding="utf-8") as f:
             json.dump({"name": "ralph-hooks-claude-cache", "private": True}, f)
-    command = [npm, "install", "--no-audit", "--no-fund", "--prefix", directory, f"{PACKAGE}@{VERSION}"]
+    command = [npm, "install", "--no-audit", "--no-fund", "--prefix", directory, f"{PACKAGE}@{version}"]
     say(f"running: {' '.join(command)} (cwd {directory})")
     try:
         done = subprocess.run(
@@ -145,22 +161,23 @@ def npm_install(directory: str, quiet: bool) -> str:
     return ""
 
 
-def ensure_installed(quiet: bool = False) -> tuple[str | None, str | None, str]:
-    """(binary, version, reason-when-unavailable)."""
-    if os.environ.get("RALPH_CLAUDE_BIN"):
+def ensure_installed(quiet: bool = False, wanted: str | None = None) -> tuple[str | None, str | None, str]:
+    """(binary, version, reason-when-unavailable) for release `wanted` (default: wanted_version())."""
+    wanted = wanted or wanted_version()
+    if os.environ.get("RALPH_CLAUDE_BIN") and wanted == wanted_version():
         binary = locate_binary()
         if binary is None:
             return None, None, f"RALPH_CLAUDE_BIN={os.environ['RALPH_CLAUDE_BIN']} is not an executable file"
         version, why = binary_version(binary)
         return (binary, version, "") if version else (None, None, why)
-    directory = install_dir()
+    directory = install_dir(wanted)
     binary = locate_binary(directory)
-    if binary and installed_package_version(directory) in (VERSION, None):
+    if binary and installed_package_version(directory) in (wanted, None):
         version, why = binary_version(binary)
-        if version == VERSION:
+        if version == wanted:
             return binary, version, ""
-        say(f"found {binary} but it reports {version or why}; reinstalling {VERSION}")
-    failure = npm_install(directory, quiet)
+        say(f"found {binary} but it reports {version or why}; reinstalling {wanted}")
+    failure = npm_install(directory, quiet, wanted)
     if failure:
         return None, None, failure
     binary = locate_binary(directory)
@@ -174,10 +191,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--soft", action="store_true", help="exit 0 even when the CLI is unavailable (tests will skip)")
     parser.add_argument("--quiet", action="store_true", help="capture npm's output unless it fails")
+    parser.add_argument("--client-version", metavar="X.Y.Z", help=f"the release to install (default: $RALPH_CLAUDE_VERSION, else {VERSION})")
+    parser.add_argument("--old", action="store_true", help=f"also install the old releases the tests pin ({', '.join(OLD_RELEASES)})")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    binary, version, reason = ensure_installed(args.quiet)
-    write_status(install_dir(), binary is not None, binary, version, reason)
+    wanted = args.client_version or wanted_version()
+    for old in OLD_RELEASES if args.old else ():
+        if old != wanted:
+            found, old_version, why = ensure_installed(args.quiet, old)
+            write_status(install_dir(old), found is not None, found, old_version, why)
+            say(f"Claude Code {old}: {found or 'UNAVAILABLE: ' + why}")
+    binary, version, reason = ensure_installed(args.quiet, wanted)
+    write_status(install_dir(wanted), binary is not None, binary, version, reason)
     if binary is None:
         say(f"Claude Code CLI UNAVAILABLE: {reason}. The e2e tests will be skipped.")
         return 0 if args.soft else EXIT_UNAVAILABLE

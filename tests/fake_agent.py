@@ -21,14 +21,20 @@ Steps (objects with one main key):
     {"log_pids": "path"}                        start `sleep 300` in the background and append
                                                 "<our pid> <its pid>" to the file
     {"ignore_term": true}                       ignore SIGTERM from now on (a hung agent)
+    {"replay": "tools_success"}                 print a stream the real client printed
+                                                (tests/fixtures/stream/<name>.jsonl), then exit
+                                                with the code it exited with
+    {"replay_file": "path", "exit": 1}          print that file as it is (then the next steps)
     {"exit": 3}                                 exit with that code now
     {"crash": true}                             die from SIGKILL (no cleanup, no output)
     {"stop": [steps]}                           end of turn through the real Stop hook: when it
                                                 blocks, run the steps, then stop again with
                                                 stop_hook_active=true (as Claude Code does)
 
-Every invocation saves its prompt as prompt-<n>.txt and the hook outputs it
-saw as hooks-<n>.jsonl beside the script. With "hooks": "prompt" it sends the
+Every invocation saves its prompt as prompt-<n>.txt, its arguments as
+argv-<n>.json and the hook outputs it saw as hooks-<n>.jsonl beside the
+script (started as `claude` by tests/loop_support.claude_stand_in, it sees
+the flags the loop adds for Claude Code). With "hooks": "prompt" it sends the
 prompt through `ralph prompt` first; "bash" sends each `run` through
 `ralph pre-tool` and `ralph post-tool` / `ralph post-tool-failure`.
 """
@@ -44,6 +50,7 @@ import time
 import uuid
 
 SESSION = str(uuid.uuid4())
+STREAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "stream")
 
 
 def ralph_command() -> list[str]:
@@ -94,6 +101,8 @@ class Agent:
     def run(self, prompt: str) -> int:
         with open(os.path.join(self.base, f"prompt-{self.number}.txt"), "w", encoding="utf-8") as f:
             f.write(prompt)
+        with open(os.path.join(self.base, f"argv-{self.number}.json"), "w", encoding="utf-8") as f:
+            json.dump(sys.argv[1:], f)
         print(f"fake agent #{self.number} pid {os.getpid()} in {self.cwd}", flush=True)
         if "prompt" in self.hooks:
             self.hook("prompt", self.payload("UserPromptSubmit", prompt=prompt, source="sdk"))
@@ -134,6 +143,15 @@ class Agent:
         elif "pid_file" in step:
             with open(step["pid_file"], "w") as f:
                 f.write(str(os.getpid()))
+        elif "replay" in step:
+            with open(os.path.join(STREAMS, step["replay"] + ".meta.json"), encoding="utf-8") as f:
+                code = json.load(f)["exit_code"]
+            self.replay(os.path.join(STREAMS, step["replay"] + ".jsonl"))
+            return int(code)
+        elif "replay_file" in step:
+            self.replay(step["replay_file"])
+            if "exit" in step:
+                return int(step["exit"])
         elif "exit" in step:
             sys.stdout.flush()
             return int(step["exit"])
@@ -153,6 +171,16 @@ class Agent:
         else:
             raise SystemExit(f"fake agent: unknown step {step!r}")
         return None
+
+    def replay(self, path: str) -> None:
+        sys.stdout.flush()
+        with open(path, "rb") as f:
+            while True:
+                block = f.read(1 << 20)
+                if not block:
+                    break
+                sys.stdout.buffer.write(block)
+        sys.stdout.buffer.flush()
 
     def run_command(self, command: str) -> None:
         if "bash" in self.hooks:

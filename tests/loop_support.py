@@ -58,6 +58,11 @@ class Project:
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
 
+    def commit(self, message: str = "setup") -> None:
+        """Commit everything: the loop refuses to start on a tree with uncommitted changes outside .ralph/."""
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "--allow-empty", "-m", message)
+
     def read(self, rel: str) -> str:
         with open(os.path.join(self.root, rel), encoding="utf-8", newline="") as f:
             return f.read()
@@ -121,6 +126,21 @@ class Project:
     def prompt(self, number: int) -> str:
         with open(os.path.join(self.agent_dir, f"prompt-{number}.txt"), encoding="utf-8") as f:
             return f.read()
+
+    def argv(self, number: int) -> list[str]:
+        """The arguments the agent's invocation `number` got."""
+        with open(os.path.join(self.agent_dir, f"argv-{number}.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def claude_stand_in(self) -> str:
+        """A `claude` executable that is the fake agent: the loop takes it for
+        Claude Code (and adds its flags to the command line)."""
+        path = os.path.join(self.agent_dir, "bin", "claude")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(FAKE_AGENT)} "$@"\n')
+        os.chmod(path, 0o755)
+        return path
 
     def invocations(self) -> int:
         try:

@@ -138,7 +138,7 @@ def test_an_unknown_table_is_refused_with_its_line_and_the_known_tables(tmp_path
     with pytest.raises(ConfigError) as info:
         check_config(str(tmp_path), {})
     assert str(info.value) == (f"{tmp_path / 'ralph.toml'}:4: [bogus]: unknown table; "
-                               "known tables: guard, hooks, loop, rollback, sandbox, tests")
+                               "known tables: guard, handoff, hooks, loop, rollback, sandbox, tests")
 
 
 def test_a_near_miss_gets_did_you_mean(tmp_path) -> None:
@@ -149,7 +149,7 @@ def test_a_near_miss_gets_did_you_mean(tmp_path) -> None:
     text = 'sandbx = 1\n\n[gaurd]\nallow_commands = ["git push --dry-run"]\n'
     with open(path, "w") as f:
         f.write(text)
-    known = "known tables: guard, hooks, loop, rollback, sandbox, tests"
+    known = "known tables: guard, handoff, hooks, loop, rollback, sandbox, tests"
     assert config_errors(parse_config(text, path), path) == [
         f"{path}:1: [sandbx]: unknown table; did you mean [sandbox]? {known}",
         f"{path}:3: [gaurd]: unknown table; did you mean [guard]? {known}",
@@ -212,7 +212,7 @@ def test_the_registry_lists_every_table_with_its_keys_defaults_and_help() -> Non
     assert len(set(names)) == len(names)
     assert [name for name, _ in names] == [
         "loop", "loop.stages", "guard", "rollback", "tests", "sandbox",
-        "hooks", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.event"]
+        "hooks", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.<point>", "hooks.event", "handoff"]
     assert [variant for name, variant in names if name == "hooks.<point>"] == ["", 'type = "shell"', 'type = "webhook"', 'type = "spawn"']
     assert {table.name for table in listed if "." not in table.name} == set(SECTIONS)
     for table in listed:
@@ -223,5 +223,5 @@ def test_the_registry_lists_every_table_with_its_keys_defaults_and_help() -> Non
             assert kind.startswith("choice:") or kind in KINDS or kind in table.kinds or kind == "tables", (table, key, kind)
     loop = listed[0]
     assert loop.keys["max_iterations"].default == 10 and loop.keys["stages"].kind == "tables"
-    event = listed[-1]
+    event = next(table for table in listed if table.name == "hooks.event")
     assert list(event.keys) == ["match", "command", "working_dir", "timeout", "env", "enabled", "description", "pipe_output"]

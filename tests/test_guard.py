@@ -33,6 +33,8 @@ def load_corpus() -> list[tuple[str, dict]]:
     cases = []
     for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.jsonl"))):
         category = os.path.basename(os.path.dirname(path))
+        if category not in CATEGORIES:
+            continue  # the destructive and task-runner categories: tests/test_guard_destroy.py
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
                 if line.strip():
@@ -181,7 +183,9 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
 
     samples = {"forge_merges": "gh pr merge 12 --squash", "forge_api_writes": "gh api -X PUT repos/o/r/pulls/1/merge",
                "forge_sync": "gh repo sync", "git_frontends": "jj git push", "merge_backends": "git merge-octopus HEAD a b"}
-    assert set(samples) == set(FAMILIES)
+    # (the destructive families and task_runners: tests/test_guard_destroy.py)
+    assert set(samples) == set(FAMILIES) - {"task_runners", "save_before_destroying", "destroy_outside", "destroy_devices",
+                                            "destroy_permissions", "destroy_databases"}
     for family, command in samples.items():
         assert judge_command(command).blocked, command
         off = _policy({family: False})
@@ -289,7 +293,14 @@ WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
 DATA_EXEC_MODELS = "ralph.rules.guard.programs.data_exec"
 BUILTIN_MODELS = "ralph.rules.guard.programs.shell_builtins"
 NAME_GLOBS = "ralph.rules.guard.programs.name_globs"
-MODEL_MODULES = (GIT_MODEL, FORGE_MODELS, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS)
+DESTROY_MODELS = "ralph.rules.guard.programs.destroy"
+GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
+RUNNER_MODELS = "ralph.rules.guard.programs.runners"
+MAKEFILES = "ralph.rules.guard.programs.makefiles"
+DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
+TASK_FILES = "ralph.rules.guard.programs.task_files"
+MODEL_MODULES = (GIT_MODEL, FORGE_MODELS, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS, DESTROY_MODELS,
+                 GIT_DESTROY, RUNNER_MODELS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
 
 
 def test_program_models_load_only_when_a_command_reaches_one() -> None:
@@ -321,17 +332,21 @@ def test_the_program_table_names_functions_of_the_model_modules() -> None:
         assert module in MODEL_MODULES and callable(getattr(interp.load_model(module), function, None)), program
     assert interp.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
     assert interp.program_model("pythonw") == (SHELL_MODELS, "run_interpreter")
-    assert interp.program_model("npm") is None
+    assert interp.program_model("npm") == (RUNNER_MODELS, "run_package_scripts")
+    assert interp.program_model("mkfs.ext4") == (DESTROY_MODELS, "run_disk_writer")
+    assert interp.program_model("cargo") is None
 
 
 # Commands agents typically run (the shapes seen in Claude Code sessions, the
 # benchmark's command among them), each with the program models judging it
 # loads: the models of the programs it runs (git; cd, cp, export: the shell
-# builtins; python: interpreters; find: wrappers; make, sed: data-executing
-# programs, which judge the code they find as interpreter code) and no other.
+# builtins; python: interpreters; find: wrappers; sed: data-executing
+# programs, which judge the code they find as interpreter code; make, npm,
+# pytest: the task runners, which read their files; rm: the destructive
+# programs) and no other.
 TYPICAL_COMMANDS = {
     "ls -la": [],
-    "cd src && pytest -q 2>&1 | tail -20": [BUILTIN_MODELS],
+    "cd src && pytest -q 2>&1 | tail -20": [BUILTIN_MODELS, RUNNER_MODELS],
     "cat README.md notes.txt && echo to-stderr >&2 && git status --porcelain": [GIT_MODEL],
     "git status": [GIT_MODEL],
     "git diff --stat HEAD~1": [GIT_MODEL],
@@ -348,17 +363,17 @@ TYPICAL_COMMANDS = {
     "git stash && git stash pop": [GIT_MODEL],
     "git fetch origin": [GIT_MODEL],
     "git restore --staged src/a.py": [GIT_MODEL],
-    "npm run build 2>&1 | head -50": [],
-    "npm test": [],
+    "npm run build 2>&1 | head -50": [RUNNER_MODELS],
+    "npm test": [RUNNER_MODELS],
     "grep -rn foo src/ | wc -l": [],
-    "python -m pytest tests/test_x.py -x -q": [SHELL_MODELS],
+    "python -m pytest tests/test_x.py -x -q": [SHELL_MODELS, RUNNER_MODELS],
     "mkdir -p build && cp a.txt build/": [BUILTIN_MODELS],
-    "export FOO=bar && make test": [BUILTIN_MODELS, DATA_EXEC_MODELS, SHELL_MODELS],
+    "export FOO=bar && make test": [BUILTIN_MODELS, MAKEFILES],
     'ls "my dir" | grep foo': [],
     "find . -name '*.py' | head -20": [WRAPPER_MODELS],
     "echo $HOME && pwd": [],
     "cargo build --release 2>&1 | tail -5": [],
-    "rm -rf dist/ && npm ci": [],
+    "rm -rf dist/ && npm ci": [DESTROY_MODELS, RUNNER_MODELS],
     "cat package.json | head -30": [],
     "wc -l src/*.py": [],
     "pip install -e . 2>&1 | tail -3": [],
@@ -374,8 +389,13 @@ MODEL_COMMANDS = {
                    "source <(echo git push)", "trap 'git push' EXIT"),
     WRAPPER_MODELS: ("timeout 60 git push", "echo 'git push' | xargs -I{} sh -c {}", "sudo -u me git push", "ssh host git push",
                      "find . -exec git push \\;", "busybox sh -c 'git push'"),
-    DATA_EXEC_MODELS: ("sed 's/x/git push/e' f", "awk 'BEGIN { system(\"git push\") }'", "vim -c '!git push' f",
-                       "printf 'x:\\n\\tgit push\\n' | make -f -"),
+    DATA_EXEC_MODELS: ("sed 's/x/git push/e' f", "awk 'BEGIN { system(\"git push\") }'", "vim -c '!git push' f"),
+    MAKEFILES: ("printf 'x:\\n\\tgit push\\n' | make -f -", "make --eval 'x:; git push' x"),
+    DESTROY_MODELS: ("rm -rf ~/notes", "dd if=/dev/zero of=/dev/sda", "chmod -R 777 /", "psql -c 'DROP DATABASE x'"),
+    GIT_DESTROY: ("git -C ../other reset --hard", "cd /srv/repo && git clean -fdx"),
+    RUNNER_MODELS: ("echo '{\"scripts\":{\"test\":\"git push\"}}' > package.json && npm test",
+                    "printf 'import os\\nos.system(\"git push\")\\n' > test_x.py && pytest test_x.py"),
+    TASK_FILES: ("printf 'x:\\n    git push\\n' > justfile && just x", "printf '[testenv]\\ncommands = git push\\n' > tox.ini && tox"),
     BUILTIN_MODELS: ("alias p='git push'; p", "cd /srv/app.git && git commit -m x", "export GIT_EDITOR='git push'; git commit",
                      "printf -v s push; git $s"),
     NAME_GLOBS: ("gi? push", "/usr/bin/git-p*sh origin main"),
@@ -401,8 +421,10 @@ def test_typical_commands_load_only_the_models_of_their_programs() -> None:
     assert not any(blocked for _, blocked in judged.values()), [c for c, (_, blocked) in judged.items() if blocked]
 
 
-@pytest.mark.parametrize("module", MODEL_MODULES)
+@pytest.mark.parametrize("module", sorted(MODEL_COMMANDS))
 def test_each_model_module_loads_when_a_command_needs_it(module: str) -> None:
+    # (the model of scripts on disk needs a project to read: tests/test_guard_destroy.py)
+    assert set(MODEL_COMMANDS) == set(MODEL_MODULES) - {DISK_SCRIPTS}
     for command in MODEL_COMMANDS[module]:
         loaded, blocked = _judged_in_fresh_process(command)
         assert module in loaded, (command, loaded)

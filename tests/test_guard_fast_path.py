@@ -33,7 +33,9 @@ def test_fast_path_agrees_with_the_corpus() -> None:
 
 def test_fast_path_refuses_anything_shell_or_risky() -> None:
     for command in ["git status", "GIT PUSH", "g'i't push", "ls; git push", "echo $(git push)", "ls\ngit push",
-                    "RALPH stream merge", "hub pull-request", "ls ~", "a && b", "cat <f", "ls *", "", "  "]:
+                    "RALPH stream merge", "hub pull-request", "ls ~", "a && b", "cat <f", "ls *", "", "  ",
+                    "npm test", "make", "pytest -q", "python3.11 tool.py", "rm -rf src", "./deploy.sh", "timeout 5 rm -r x",
+                    "mkfs.ext4 /dev/sda", "chmod -R 777 /", "tox -e py", "just ship", "task", "pre-commit run"]:
         assert not obviously_harmless(command), command
 
 
@@ -52,11 +54,11 @@ def test_fast_path_never_allows_what_the_guard_blocks(parts: list[str]) -> None:
 
 def test_fast_path_through_the_entry_point(repo: str) -> None:
     payload = load_payload("PreToolUse_Bash", repo)
-    payload["tool_input"]["command"] = "npm test"
+    payload["tool_input"]["command"] = "cargo build --release"
     assert run_hook("pre-tool", payload, repo).output == {}
     with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         assert json.loads(f.readlines()[-1])["guard"] == "plain command"
     # with a ralph.toml the full guard runs (its [guard] table may block more programs)
     with open(os.path.join(repo, "ralph.toml"), "w") as f:
-        f.write('[guard]\nblock_programs = ["npm test"]\n')
+        f.write('[guard]\nblock_programs = ["cargo build"]\n')
     assert run_hook("pre-tool", payload, repo).denied

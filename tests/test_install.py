@@ -18,8 +18,10 @@ OTHER_TOOL = {"matcher": "Bash", "hooks": [{"type": "command", "command": "other
 
 
 def ralph(args: list[str], home: str, cwd: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """`ralph` with no Claude Code in reach (the client's side: tests/e2e)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "RALPH_"))}
     env["HOME"] = home
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if not os.path.exists(os.path.join(d, "claude")))
     return subprocess.run([RALPH, *args], capture_output=True, text=True, cwd=cwd, env=env, input=stdin, timeout=120)
 
 
@@ -28,6 +30,12 @@ def home(tmp_path) -> str:
     path = tmp_path / "home"
     (path / ".claude").mkdir(parents=True)
     return str(path)
+
+
+def unproven_but_clean(done: subprocess.CompletedProcess) -> bool:
+    """Doctor found no problem but ran no client (none on PATH here): it must
+    not claim a pass (exit 1, NOT PROVEN, no FAIL line)."""
+    return done.returncode == 1 and "NOT PROVEN" in done.stdout and "[FAIL]" not in done.stdout and "all checks passed" not in done.stdout
 
 
 def user_settings(home: str) -> str:
@@ -115,7 +123,7 @@ def test_entries_in_the_ignored_user_local_file_are_found_and_moved(home: str, r
     moved = ralph(["install", "--move"], home, repo)
     assert moved.returncode == 0, moved.stderr
     assert read(ignored) == {"hooks": {"Stop": [OTHER_TOOL]}}
-    assert ralph(["doctor"], home, repo).returncode == 0
+    assert unproven_but_clean(ralph(["doctor"], home, repo))
 
 
 def test_misspelt_event_impossible_matcher_and_missing_command(home: str, repo: str) -> None:
@@ -135,15 +143,32 @@ def test_misspelt_event_impossible_matcher_and_missing_command(home: str, repo: 
     fixed = ralph(["install"], home, repo)
     assert fixed.returncode == 0 and "would not have worked" in fixed.stdout
     assert "PostToolUses" not in read(user_settings(home))["hooks"]
-    assert ralph(["doctor"], home, repo).returncode == 0
+    assert unproven_but_clean(ralph(["doctor"], home, repo))
 
 
-def test_doctor_passes_when_installed_and_reports_latency(home: str, repo: str) -> None:
+def test_doctor_reports_latency_and_without_a_client_does_not_claim_a_pass(home: str, repo: str) -> None:
     assert ralph(["install"], home, repo).returncode == 0
     done = ralph(["doctor", "--json"], home, repo)
-    assert done.returncode == 0, done.stdout
     report = json.loads(done.stdout)
-    assert report["ok"] and set(report["latency_ms"]) == set(SUBCOMMANDS)
+    assert set(report["latency_ms"]) == set(SUBCOMMANDS)
+    assert done.returncode == 1 and not report["ok"] and not report["proven"], done.stdout
+    assert not [c for c in report["checks"] if c["status"] == "fail"]
+    claude = next(c for c in report["checks"] if c["check"] == "claude")
+    assert claude["status"] == "warn" and "no Claude Code found" in claude["detail"] and "--client" in claude["fix"]
+    plain = ralph(["doctor"], home, repo)
+    assert unproven_but_clean(plain), plain.stdout
+    assert "no Claude Code session ran" in plain.stdout
+
+
+def test_doctor_says_plainly_when_the_client_cannot_run(home: str, repo: str, tmp_path) -> None:
+    assert ralph(["install"], home, repo).returncode == 0
+    broken = tmp_path / "bin" / "claude"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\necho 'claude: cannot load its runtime' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    done = ralph(["doctor", "--client", str(broken)], home, repo)
+    assert done.returncode == 1 and "all checks passed" not in done.stdout
+    assert f"[FAIL] claude: Claude Code at {broken} does not run" in done.stdout and "cannot load its runtime" in done.stdout
 
 
 def test_doctor_fails_with_a_missing_binary_and_bad_toml(home: str, repo: str, tmp_path) -> None:
@@ -152,7 +177,7 @@ def test_doctor_fails_with_a_missing_binary_and_bad_toml(home: str, repo: str, t
     fake.write_text("#!/bin/sh\nexec " + RALPH + ' "$@"\n')
     fake.chmod(0o755)
     assert ralph(["install", "--binary", str(fake)], home, repo).returncode == 0
-    assert ralph(["doctor"], home, repo).returncode == 0
+    assert unproven_but_clean(ralph(["doctor"], home, repo))
     fake.unlink()
     gone = ralph(["doctor"], home, repo)
     assert gone.returncode == 1 and f"{fake}, which does not exist" in gone.stdout
@@ -246,7 +271,7 @@ def test_the_installed_hook_command_loads_only_what_it_needs(home: str, repo: st
     command = read(user_settings(home))["hooks"]["PreToolUse"][-1]["hooks"][0]["command"]
     words = command.split()
     assert words[1] == "-IS" and words[-1] == "pre-tool"
-    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "npm test"}}
+    payload = load_payload("PreToolUse_Bash", repo) | {"tool_input": {"command": "ls -la src"}}
     done = subprocess.run([words[0], "-X", "importtime", *words[1:]], input=json.dumps(payload), capture_output=True, text=True, cwd=repo)
     assert json.loads(done.stdout) == {}
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
@@ -294,3 +319,100 @@ def test_doctor_fails_when_settings_enable_a_sandbox_that_cannot_run(home: str, 
     done = subprocess.run([RALPH, "doctor", "--no-round-trip"], capture_output=True, text=True, cwd=repo, env=env, timeout=120)
     assert done.returncode == 1
     assert "cannot run here" in done.stdout and "apt-get install bubblewrap socat" in done.stdout
+
+
+# ---- install and uninstall leave no trace -------------------------------------------
+
+HAND_WRITTEN = (
+    '{\n'
+    '    "model":   "opus",\n'
+    '    "permissions": {"allow": ["Bash(ls)"]},\n'
+    '    "hooks": {\n'
+    '        "PreToolUse": [\n'
+    '            {"matcher": "Bash", "hooks": [{"type": "command", "command": "other-tool check", "timeout": 5}]}\n'
+    '        ]\n'
+    '    }\n'
+    '}\n'
+)
+
+
+def files_in(directory: str) -> list[str]:
+    return sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+
+
+def test_install_then_uninstall_on_a_home_without_settings_leaves_nothing(home: str, repo: str) -> None:
+    claude = os.path.join(home, ".claude")
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    assert "PreToolUse" in read(user_settings(home))["hooks"]
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0, done.stderr
+    assert "ralph install had created it" in done.stdout
+    assert files_in(claude) == []  # no `{}` left, no record, no backup
+
+
+def test_a_config_dir_that_install_made_goes_with_the_file(tmp_path, repo: str) -> None:
+    home = str(tmp_path / "bare-home")
+    os.makedirs(home)
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    assert ralph(["uninstall", "--user"], home, repo).returncode == 0
+    assert files_in(home) == []
+
+
+def test_uninstall_puts_back_the_original_bytes(home: str, repo: str) -> None:
+    write(user_settings(home), HAND_WRITTEN)
+    installed = ralph(["install", "--user"], home, repo)
+    assert installed.returncode == 0, installed.stderr
+    data = read(user_settings(home))
+    assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "other-tool check" and len(data["hooks"]["PreToolUse"]) == 2
+    text = open(user_settings(home)).read()
+    assert text.startswith('{\n    "model":   "opus",\n    "permissions": {"allow": ["Bash(ls)"]},\n')  # the file's own text stays
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0 and "restored" in done.stdout, done.stdout
+    assert open(user_settings(home)).read() == HAND_WRITTEN
+    assert files_in(os.path.join(home, ".claude")) == ["settings.json"]
+
+
+def test_uninstall_after_another_change_takes_out_only_ours_and_keeps_the_text(home: str, repo: str) -> None:
+    write(user_settings(home), HAND_WRITTEN)
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    changed = open(user_settings(home)).read().replace('"model":   "opus",\n', '"model":   "opus",\n    "theme": "dark",\n', 1)
+    write(user_settings(home), changed)
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0 and "removed ralph hooks" in done.stdout, done.stdout
+    assert open(user_settings(home)).read() == HAND_WRITTEN.replace('"model":   "opus",\n', '"model":   "opus",\n    "theme": "dark",\n', 1)
+    backups = glob.glob(user_settings(home) + ".ralph-backup-*")
+    assert any(open(b).read() == changed for b in backups)  # the changed file is kept before ours go
+    assert not os.path.exists(user_settings(home) + ".ralph-install.json")
+
+
+def test_a_file_ralph_created_and_another_tool_added_to_keeps_their_part(home: str, repo: str) -> None:
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    write(user_settings(home), json.dumps(read(user_settings(home)) | {"theme": "dark"}, indent=4) + "\n")
+    assert ralph(["uninstall", "--user"], home, repo).returncode == 0
+    assert read(user_settings(home)) == {"theme": "dark"}
+
+
+def test_a_reinstall_keeps_the_original_for_uninstall(home: str, repo: str, tmp_path) -> None:
+    write(user_settings(home), HAND_WRITTEN)
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    other = tmp_path / "bin" / "ralph"
+    other.parent.mkdir()
+    other.write_text("#!/bin/sh\nexec " + RALPH + ' "$@"\n')
+    other.chmod(0o755)
+    again = ralph(["install", "--user", "--binary", str(other)], home, repo)
+    assert again.returncode == 0 and str(other) in open(user_settings(home)).read()
+    assert len(glob.glob(user_settings(home) + ".ralph-backup-*")) == 1  # ralph's own text needs no backup
+    assert ralph(["uninstall", "--user"], home, repo).returncode == 0
+    assert open(user_settings(home)).read() == HAND_WRITTEN
+    assert files_in(os.path.join(home, ".claude")) == ["settings.json"]
+
+
+def test_install_and_uninstall_edit_a_one_line_file_in_place(home: str, repo: str) -> None:
+    original = '{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other-tool stop"}]}]}}'
+    write(user_settings(home), original)
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    text = open(user_settings(home)).read()
+    assert "\n" not in text.strip() and text.startswith('{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "other-tool stop"}]}, ')
+    write(user_settings(home), text.replace('"model": "opus"', '"model": "sonnet"'))
+    assert ralph(["uninstall", "--user"], home, repo).returncode == 0
+    assert open(user_settings(home)).read() == original.replace('"model": "opus"', '"model": "sonnet"')

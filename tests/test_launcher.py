@@ -79,7 +79,7 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
     python, ralph = make_venv(str(tmp_path / "venv"), editable=False)
     env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG", "RALPH_STATE_DIR")}
     captured = load_payload("PreToolUse_Bash", repo)
-    commands = {"npm test": "plain command", captured["tool_input"]["command"]: None, "git push origin main": None}
+    commands = {"ls -la src": "plain command", captured["tool_input"]["command"]: None, "git push origin main": None}
     for command, guard_note in commands.items():
         payload = captured | {"tool_input": {"command": command}}
         done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "pre-tool"], input=json.dumps(payload), capture_output=True,

@@ -149,6 +149,7 @@ def test_done_when_init_lint_output_reaches_the_next_prompt_and_next_iteration_a
         f.write(text.replace("\nexit 0\n", f'\necho "$RALPH_FINISH_TYPE" > {shlex.quote(os.path.join(p.agent_dir, "finish-type"))}\nexit 0\n'))
     with open(os.path.join(p.root, ".ralph", "plan.md"), "w") as f:
         f.write("- [ ] US-001: Add greeting\n- [ ] US-002: Add farewell\n- [ ] US-003: Add docs\n")
+    p.commit("ralph init")
     p.script(default=DO_STORY)
     result = p.run_loop(env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert result.returncode == 6, result.stdout + result.stderr
@@ -182,7 +183,7 @@ def test_pre_iteration_output_reaches_the_same_prompt_in_fifo_order(tmp_path) ->
 
 def test_pending_output_survives_a_restart_and_a_crash(tmp_path) -> None:
     config = ('[[hooks.post_iteration]]\ncommand = "echo note-from-{{session}}-{{iteration}}"\npipe_output = true\n\n'
-              '[[hooks.post_iteration]]\ncommand = "[ -f crash-now ] && kill -9 $PPID; true"\n')
+              '[[hooks.post_iteration]]\ncommand = "[ -f .ralph/crash-now ] && kill -9 $PPID; true"\n')
     p = Project(tmp_path, "- [ ] US-001: A\n- [ ] US-002: B\n- [ ] US-003: C\n", config=config)
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     p.script(default=DO_STORY)
@@ -192,12 +193,12 @@ def test_pending_output_survives_a_restart_and_a_crash(tmp_path) -> None:
     assert f"note-from-{run1}-1" in first.stdout and "not yet seen by the agent" in first.stdout
     # the next run's first prompt delivers it; then the loop is killed (SIGKILL)
     # after its post_iteration hook buffered more
-    open(os.path.join(p.root, "crash-now"), "w").close()
+    open(os.path.join(p.root, ".ralph", "crash-now"), "w").close()
     crashed = p.run_loop(env=env)
     assert crashed.returncode == -signal.SIGKILL, crashed.stdout + crashed.stderr
     assert f"note-from-{run1}-1" in p.prompt(2)
     run2 = [e for e in p.events("iteration") if e["run_id"] != run1][0]["run_id"]
-    os.unlink(os.path.join(p.root, "crash-now"))
+    os.unlink(os.path.join(p.root, ".ralph", "crash-now"))
     third = p.run_loop(env=env)
     assert third.returncode == 0, third.stdout + third.stderr
     prompt = p.prompt(3)

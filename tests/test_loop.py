@@ -284,6 +284,7 @@ def test_custom_prompt_and_agent_from_config(tmp_path) -> None:
     p = Project(tmp_path, PLAN3, config='[loop]\nprompt = "my_prompt.md"\nagent_command = ["%s", "%s"]\n'
                 % (sys.executable, os.path.join(os.path.dirname(__file__), "fake_agent.py")))
     p.write("my_prompt.md", "Story {{story_id}} / {{story_title}}\n{{criteria}}\n")
+    p.commit()
     p.script(default=DO_STORY)
     result = p.run_loop("--once", agent=None)
     assert result.returncode == 3, result.stdout + result.stderr

@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 
 from ralph.loop.proc import process_identity
@@ -240,3 +241,131 @@ def test_a_plan_cut_short_by_the_kill_is_put_back(tmp_path) -> None:
     result = p.run_loop("--verify", "test -f work.txt")
     assert result.returncode == 2 and "plan.md:5: story line has no id" in result.stdout + result.stderr
     assert p.plan_bytes() == cut_mid_line.encode() and p.log() == ["initial"]
+
+
+# ---- company: a second ralph-loop on the same project ----
+
+
+def state_files(p: Project) -> dict[str, bytes]:
+    """Every file under .ralph/ with its bytes."""
+    found = {}
+    for path in files_under(os.path.join(p.root, ".ralph")):
+        with open(path, "rb") as f:
+            found[os.path.relpath(path, p.root)] = f.read()
+    return found
+
+
+def files_under(top: str) -> list[str]:
+    return [os.path.join(dirpath, name) for dirpath, _dirs, files in os.walk(top) for name in files]
+
+
+def test_a_refused_second_loop_touches_nothing_of_the_running_one(tmp_path) -> None:
+    # Two real loops. The second is refused, and leaves the first one's state
+    # as it was to the byte: run.json still says running (so the hooks still
+    # treat its agent as the loop's: Stop gate, rollback, story in the prompt),
+    # no finish event, no agent started.
+    p = Project(tmp_path, PLAN3)
+    pids = os.path.join(p.agent_dir, "pids")
+    p.script(default=[{"log_pids": pids}, {"sleep": 300}])
+    first = p.start_loop()
+    try:
+        wait_for(lambda: len(logged_pids(pids)) == 2, "the first loop's agent started")
+        before = state_files(p)
+        assert p.run_state()["status"] == "running"
+        second = p.run_loop()
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert f"another ralph-loop (pid {first.pid}, run {p.run_state()['run_id']}) is running" in second.stdout
+        assert state_files(p) == before
+        assert p.invocations() == 1 and first.poll() is None
+    finally:
+        first.kill()
+        first.communicate()
+
+
+def test_a_second_loop_is_refused_while_the_first_is_still_starting(tmp_path) -> None:
+    # The first loop is in its session_start hook: run.json does not say
+    # "running" yet, but the loop lock does. The second is refused all the same.
+    hook_pid = os.path.join(str(tmp_path), "hook.pid")
+    config = ('[[hooks.session_start]]\ncommand = ["sh", "-c", "echo $$ > ' + hook_pid + '; exec sleep 300"]\n'
+              'timeout = 600\n')
+    p = Project(tmp_path, PLAN3, config=config)
+    p.script(default=[{"mark": "done"}])
+    first = p.start_loop()
+    try:
+        wait_for(lambda: os.path.exists(hook_pid) and os.path.getsize(hook_pid) > 0, "the first loop's session_start hook runs")
+        before = state_files(p)
+        second = p.run_loop()
+        assert second.returncode == 1 and "another ralph-loop" in second.stdout, second.stdout + second.stderr
+        assert state_files(p) == before and p.invocations() == 0
+    finally:
+        first.kill()
+        first.communicate()
+        with open(hook_pid) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+
+
+# ---- git's own locks, and a rollback, left half-done by a kill ----
+
+
+def test_a_stale_index_lock_left_by_a_killed_git_is_cleared_on_restart(tmp_path) -> None:
+    # `git commit -a` killed with its group while its pre-commit hook ran (as
+    # git dies with a killed loop): .git/index.lock stays, and every commit
+    # would fail. The restart removes it (no git of this repository is alive),
+    # says so, and the story is committed.
+    p = Project(tmp_path, PLAN3)
+    hooks = tmp_path / "git-hooks"
+    hooks.mkdir()
+    marker = tmp_path / "in-hook"
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\ntouch {marker}\nexec sleep 300\n")
+    os.chmod(hooks / "pre-commit", 0o755)
+    committing = subprocess.Popen(["git", "-c", f"core.hooksPath={hooks}", "commit", "-q", "-a", "--allow-empty", "-m", "x"],
+                                  cwd=p.root, env=p.env(), start_new_session=True)
+    wait_for(marker.exists, "git commit reached its pre-commit hook")
+    os.killpg(committing.pid, signal.SIGKILL)
+    committing.wait()
+    lock = os.path.join(p.root, ".git", "index.lock")
+    assert os.path.exists(lock)
+    p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+    result = p.run_loop("--once", "--verify", "test -f work.txt")
+    assert result.returncode == 3, result.stdout + result.stderr  # one story done, two to go
+    assert "recovered: removed .git/index.lock, left by a git process that is no longer running" in result.stdout
+    assert p.log() == ["feat(US-001): Add greeting", "initial"] and not os.path.exists(lock)
+    [event] = p.events("crash_recovery")
+    assert any(action.startswith("removed .git/index.lock") for action in event["actions"])
+
+
+def test_the_restart_finishes_a_rollback_the_kill_left_half_done(tmp_path) -> None:
+    # The killed run's verify failed and its rollback was resetting the tree
+    # when the kill came (git too): the tree is half reset, git's index.lock
+    # left. The restart finishes the rollback before the next iteration.
+    p = Project(tmp_path, PLAN3)
+    marker = tmp_path / "paused"
+    p.write(".gitattributes", "slow.txt filter=pause\n")
+    p.write("slow.txt", "checkpoint\n")
+    git(p.root, "config", "filter.pause.clean", "cat")
+    git(p.root, "config", "filter.pause.smudge", f"sh -c 'if [ -e {marker} ]; then cat; else touch {marker}; exec sleep 300; fi'")
+    git(p.root, "add", "-A")
+    git(p.root, "commit", "-q", "-m", "a filtered file")
+    checkpoint = git(p.root, "rev-parse", "HEAD").strip()
+    crashed_run(p, "US-001", checkpoint)
+    p.write("slow.txt", "the killed iteration's work\n")
+    p.write("stray.txt", "untracked work of the killed iteration\n")
+    code = ("import sys\nfrom ralph.rollback.restore import save_and_restore\n"
+            "save_and_restore(sys.argv[1], sys.argv[2], story='US-001', iteration=2, trigger='verify failed')\n")
+    rollback = subprocess.Popen([sys.executable, "-c", code, p.root, checkpoint], env=p.env(), start_new_session=True)
+    try:
+        wait_for(marker.exists, "the reset reached slow.txt")
+    finally:
+        os.killpg(rollback.pid, signal.SIGKILL)
+        rollback.wait()
+    assert os.path.exists(os.path.join(p.root, ".git", "index.lock"))
+    p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+    result = p.run_loop("--once", "--verify", "test -f work.txt")
+    assert result.returncode == 3, result.stdout + result.stderr
+    out = result.stdout
+    assert "recovered: removed .git/index.lock" in out and "recovered: finished a rollback interrupted at" in out
+    assert p.log()[:2] == ["feat(US-001): Add greeting", "a filtered file"]
+    committed = git(p.root, "show", "--stat", "--format=", "HEAD")
+    assert "stray.txt" not in committed and "slow.txt" not in committed  # the rolled-back work is not in the commit
+    first_snapshot = git(p.root, "for-each-ref", "--sort=refname", "--format=%(refname)", "refs/ralph/rollbacks/").split()[0]
+    assert "the killed iteration's work" in git(p.root, "show", f"{first_snapshot}:slow.txt")

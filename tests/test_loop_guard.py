@@ -223,6 +223,7 @@ def test_loop_refuses_to_start_without_bubblewrap(tmp_path):
     assert project.invocations() == 0
     # the opt-out runs the agent unsandboxed, and says so
     project.write("ralph.toml", "[sandbox]\nfail_if_unavailable = false\n")
+    project.commit()
     done = project.run_loop("--once", agent=f"{claude} -p", env={"PATH": str(bin_dir)})
     assert project.invocations() == 1, done.stdout + done.stderr
     assert "UNAVAILABLE, the agent runs unsandboxed" in done.stdout + done.stderr

@@ -190,3 +190,77 @@ def test_birth_time_is_read_where_the_filesystem_keeps_one(tmp_path) -> None:
     if probe.returncode != 0 or probe.stdout.strip() in ("", "0", "-"):
         pytest.skip("no birth time on this filesystem (stat -c %W)")
     assert birth_time_ns(str(path), os.stat(path)) // 1_000_000_000 == int(probe.stdout)
+
+
+def edit_call(root: str, tool: str, tool_input: dict) -> dict:
+    payload = load_payload("PreToolUse_Edit", root)
+    payload["tool_name"] = tool
+    payload["tool_input"] = tool_input
+    return payload
+
+
+def test_the_file_is_found_under_either_field_name(repo: str) -> None:
+    """Older clients and odd inputs name the file under the other edit tool's
+    field (file_path / notebook_path): the file is still judged. NotebookEdit
+    changes its notebook_path whatever else the input holds."""
+    unread = os.path.join(repo, "README.md")
+    new = os.path.join(repo, "new.ipynb")
+    for tool, tool_input in (
+        ("Edit", {"notebook_path": unread, "old_string": "hello", "new_string": "bye"}),
+        ("NotebookEdit", {"file_path": unread, "new_source": "x"}),
+        ("Edit", {"file_path": "", "notebook_path": unread, "old_string": "hello", "new_string": "bye"}),
+        ("Write", {"file_path": None, "notebook_path": unread, "content": "x"}),
+        ("NotebookEdit", {"notebook_path": unread, "file_path": new, "new_source": "x"}),
+    ):
+        result = run_hook("pre-tool", edit_call(repo, tool, tool_input), repo)
+        assert result.denied and f"Read {unread} before" in result.reason, (tool, tool_input, result.output)
+
+
+def test_an_edit_without_a_usable_path_is_left_to_the_client(repo: str) -> None:
+    # the client refuses an edit with no path itself; the hook neither guesses one nor fails
+    for tool_input in ({"file_path": ""}, {"file_path": 7}, {"file_path": None, "notebook_path": ""}, {}):
+        result = run_hook("pre-tool", edit_call(repo, "Edit", tool_input), repo)
+        assert not result.denied and result.output == {}, (tool_input, result.output)
+
+
+def test_the_reason_names_what_the_tool_would_do(repo: str) -> None:
+    readme = os.path.join(repo, "README.md")
+    write = run_hook("pre-tool", edit_payload(repo, {"tool": "Write", "path": readme}), repo)
+    edit = run_hook("pre-tool", edit_payload(repo, {"tool": "MultiEdit", "path": readme}), repo)
+    assert write.denied and f"Read {readme} before you overwrite it" in write.reason and "retry the same Write" in write.reason
+    assert edit.denied and f"Read {readme} before you edit it" in edit.reason and "retry the same MultiEdit" in edit.reason
+
+
+def test_only_the_edit_tools_have_a_target() -> None:
+    from ralph.rules.read_before_edit import edit_target
+
+    assert edit_target("Read", {"file_path": "/p/a"}) is None
+    assert edit_target("Bash", {"command": "x", "file_path": "/p/a"}) is None
+    assert edit_target("NotebookEdit", {"notebook_path": "/p/n.ipynb", "file_path": "/p/a"}) == "/p/n.ipynb"
+    assert edit_target("Edit", {"file_path": "/p/a", "notebook_path": "/p/n.ipynb"}) == "/p/a"
+
+
+def test_same_file_is_symmetric_and_the_birth_margin_is_exclusive() -> None:
+    from ralph.rules.read_before_edit import BIRTH_MARGIN_NS, FileIdentity
+
+    ms = 1_000_000
+    read = FileIdentity("/p/a", 1, 7, True, ctime=100, read_at=1000 * ms)
+    for now in (FileIdentity("/p/link", 1, 7, True, birth=900 * ms, ctime=300),
+                FileIdentity("/p/c", 1, 7, True, birth=1001 * ms, ctime=1001 * ms),
+                FileIdentity("/p/hard-link", 1, 7, True, ctime=100)):
+        assert now.same_file(read) == read.same_file(now), now.path
+    # born exactly the margin before the read: too close to tell, so the ctime decides (it moved)
+    at_margin = FileIdentity("/p/c", 1, 7, True, birth=1000 * ms - BIRTH_MARGIN_NS, ctime=250)
+    assert not at_margin.same_file(read) and not read.same_file(at_margin)
+    assert FileIdentity("/p/c", 1, 7, True, birth=1000 * ms - BIRTH_MARGIN_NS - 1, ctime=250).same_file(read)
+
+
+def test_case_folding_filesystems_compare_names_without_case() -> None:
+    from ralph.rules.read_before_edit import FileIdentity
+
+    read = FileIdentity("/p/README.md", 1, 7, True)
+    renamed = FileIdentity("/p/readme.md", 1, 9, True)  # replaced by rename: another inode
+    assert not renamed.same_file(read)  # case-sensitive: another file
+    renamed.case_insensitive = True
+    assert renamed.same_file(read) and read.same_file(renamed)
+    assert not FileIdentity("/p/other.md", 1, 9, True, case_insensitive=True).same_file(read)

@@ -2,9 +2,12 @@
 are gone from the log, ordinary prose is kept."""
 from __future__ import annotations
 
+import ast
 import glob
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -36,3 +39,144 @@ def test_redaction_through_the_prompt_hook(repo: str) -> None:
     with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl")) as f:
         logged = json.loads(f.readlines()[-1])["prompt"]
     assert all(secret not in logged for secret in case["gone"])
+
+
+# ---- the rule itself (ralph.rules.redact: pure), beyond the token formats ----
+
+GITHUB = "ghp_" + "R2d2C3poBb8LuKeSkYwAlKeR0123456789"
+NUMBERED = "".join(f"{i:06d} " for i in range(20_000))  # 140 000 characters, every place different
+
+
+def test_a_long_text_is_cut_to_the_limit_at_its_start_or_its_end() -> None:
+    from ralph.rules.redact import TRUNCATED, redact, redact_text
+
+    for limit in (100, 50_000):  # below and above the scan margin
+        keep = limit - len(TRUNCATED)
+        head, tail = redact(NUMBERED, limit), redact(NUMBERED, limit, tail=True)
+        assert head == NUMBERED[:keep] + TRUNCATED and len(head) == limit
+        assert tail == TRUNCATED + NUMBERED[-keep:] and len(tail) == limit
+        assert redact_text(NUMBERED, limit) == head and redact_text(NUMBERED, limit, True) == tail
+    exact = NUMBERED[:100]
+    assert redact(exact, 100) == exact and redact(exact, 100, tail=True) == exact  # at the limit: nothing cut
+    assert redact(NUMBERED) == NUMBERED  # no limit, no cut
+
+
+def test_a_secret_straddling_the_cut_leaves_nothing_behind() -> None:
+    from ralph.rules.redact import TRUNCATED, redact
+
+    text = "x" * 90 + GITHUB + " and more"
+    head = redact(text, 100)
+    assert "ghp_" not in head and "R2d2" not in head and head == "x" * 90 + "[RED" + TRUNCATED
+    tail = redact(GITHUB + " " + "y" * 90, 100, tail=True)
+    assert "R2d2" not in tail and "0123456789" not in tail and tail.endswith("y" * 90)
+
+
+def test_a_cut_is_marked_even_when_redaction_made_the_rest_short() -> None:
+    # a key block longer than the scanned part: what is kept fits the limit,
+    # but the text was cut, and the reader must be told
+    from ralph.rules.redact import TRUNCATED, redact
+
+    block = "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 64 * 400 + "\n-----END RSA PRIVATE KEY-----\nafter"
+    assert redact(block, 100) == "[REDACTED:private_key]" + TRUNCATED
+
+
+def test_records_keep_their_shape_with_every_string_redacted_and_bounded() -> None:
+    from ralph.rules.redact import FIELD_LIMIT, MAX_DEPTH, MAX_ITEMS, TRUNCATED, redact
+
+    record = {"command": f"git push https://x:{GITHUB}@github.com/o/r", f"key {GITHUB}": 3, "ok": True, "none": None,
+              "pair": ("a", GITHUB), "long": "z" * (FIELD_LIMIT + 10)}
+    out = redact(record)
+    assert "R2d2" not in str(out)
+    assert out["ok"] is True and out["none"] is None and out["key [REDACTED:github_token]"] == 3
+    assert out["pair"] == ["a", "[REDACTED:github_token]"]
+    assert out["long"] == "z" * (FIELD_LIMIT - len(TRUNCATED)) + TRUNCATED
+    assert redact({"k": "v" * 50}, 20) == {"k": "v" * 14 + TRUNCATED}  # the caller's limit, per string
+    assert redact({"k" * 300: 1}) == {"k" * 194 + TRUNCATED: 1}  # keys: 200 characters
+    assert redact(7) == 7 and redact(None) is None and redact(b"raw") == b"raw"
+    many = redact(list(range(MAX_ITEMS + 7)))
+    assert many == list(range(MAX_ITEMS)) + ["… 7 more"]
+    assert redact(list(range(MAX_ITEMS))) == list(range(MAX_ITEMS))
+    wide = redact({f"k{i}": i for i in range(MAX_ITEMS + 3)})
+    assert len(wide) == MAX_ITEMS + 1 and wide["…"] == "3 more key(s)" and wide[f"k{MAX_ITEMS - 1}"] == MAX_ITEMS - 1
+    assert "…" not in redact({f"k{i}": i for i in range(MAX_ITEMS)})
+    nested: object = "bottom"
+    for _ in range(MAX_DEPTH):
+        nested = [nested]
+    assert str(redact(nested)).count("[") == MAX_DEPTH and "bottom" in str(redact(nested))
+    deeper = redact([nested])
+    for _ in range(MAX_DEPTH):
+        deeper = deeper[0]
+    assert deeper == "[nested too deep]"
+    deep_dict: object = {"leaf": GITHUB}
+    for _ in range(MAX_DEPTH - 1):
+        deep_dict = {"d": deep_dict}
+    leaf = redact(deep_dict)
+    for _ in range(MAX_DEPTH - 1):
+        leaf = leaf["d"]
+    assert leaf == {"leaf": "[REDACTED:github_token]"}
+
+
+def test_literal_secrets_are_replaced_wherever_they_appear() -> None:
+    from ralph.rules.redact import redact
+
+    secrets = ("PLANTEDvalue-42", "short1234")
+    assert redact("bare PLANTEDvalue-42 and short1234.", secrets=secrets) == "bare [REDACTED:env] and [REDACTED:env]."
+    assert redact({"out": "got short1234"}, secrets=secrets) == {"out": "got [REDACTED:env]"}
+    assert redact("nothing here", secrets=("",)) == "nothing here"  # an empty value redacts nothing
+
+
+def test_secret_values_come_from_secret_named_variables_longest_first() -> None:
+    from ralph.rules.redact import ENV_SECRET_MIN, secret_values
+
+    environ = {"DEPLOY_PASSWORD": "p" * ENV_SECRET_MIN, "GH_TOKEN": "t" * 30, "my_api_key": "k" * 12, "HOME": "/home/someone",
+               "SHORT_SECRET": "s" * (ENV_SECRET_MIN - 1), "AWS_SECRET_ACCESS_KEY": "a" * 40, "PATH": "/usr/bin:/bin"}
+    assert secret_values(environ) == ("a" * 40, "t" * 30, "k" * 12, "p" * ENV_SECRET_MIN)
+    for name in ("DB_PASSWD", "GPG_PASSPHRASE", "X_APIKEY", "S3_ACCESS_KEY", "SSH_PRIVATE_KEY", "GOOGLE_CREDENTIALS"):
+        assert secret_values({name: "value-0123"}) == ("value-0123",), name
+    assert secret_values({"HOME": "/home/someone", "EDITOR": "vim-tiny-x"}) == ()
+
+
+def test_lone_surrogates_become_replacement_characters() -> None:
+    from ralph.rules.redact import redact
+
+    for text, out in ((redact("a\ud800b"), None), *redact({"k\udcff": "v\ud800"}).items()):
+        for part in (text, out):
+            if part is not None:
+                assert "\ufffd" in part and part.encode("utf-8").decode("utf-8") == part and part[0] in "akv" and len(part) > 1
+    assert redact("plain é ✓") == "plain é ✓"
+
+
+def test_only_the_value_of_an_assignment_is_replaced() -> None:
+    from ralph.rules.redact import redact
+
+    assert redact('{"password": "hunter2hunter2", "user": "bob"}') == '{"password": "[REDACTED:secret]", "user": "bob"}'
+    assert redact("PASSWORD='it''s'") == "PASSWORD='[REDACTED:secret]''s'"
+    assert redact("secret = hunter2hunter2;") == "secret = [REDACTED:secret];"
+    assert redact("token:abcd1234efgh") == "token:[REDACTED:secret]"
+    # redacting twice changes nothing more
+    once = redact(f"password={GITHUB} --token {GITHUB} api_key: \"{GITHUB}\"")
+    assert redact(once) == once and "R2d2" not in once
+
+
+def test_plain_text_is_judged_without_loading_re() -> None:
+    """The fast path: a text that holds no marker of any pattern is left
+    alone without importing `re`, which the hook's hot path never loads."""
+    plain = ["src/keyboard.py", "reset the password then retry", "a + b", "git log --oneline -5",
+             "make build && make test", "Ünïcode text with no secret", "passport photo"]
+    risky = ["pwd: hunter2hunter2", "password 'hunter2 hunter2'", "--secret abc", "x=1 token=abcd1234efgh"]
+    code = ("import sys\n"
+            f"sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})\n"
+            "from ralph.rules import redact as rule\n"
+            "loaded = 're' in sys.modules\n"
+            "seen = []\n"
+            f"for text in {plain!r}:\n"
+            "    out = rule.redact(text)\n"
+            "    seen.append([out == text, 're' in sys.modules])\n"
+            f"for text in {risky!r}:\n"
+            "    seen.append([rule.redact(text) != text, 're' in sys.modules])\n"
+            "print(repr([loaded, seen]))\n")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded, seen = ast.literal_eval(out)
+    assert not loaded, "re was loaded before redacting anything: this test cannot tell"
+    assert seen[:len(plain)] == [[True, False]] * len(plain), list(zip(plain, seen))
+    assert all(changed for changed, _ in seen[len(plain):]), list(zip(risky, seen[len(plain):]))

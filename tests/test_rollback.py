@@ -2,14 +2,17 @@
 checkpoint, restore byte for byte (files, exec bits, symlinks, the index)."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
+import sys
 
 import pytest
 
+from ralph.rollback.capture import capture
 from ralph.rollback.git import Repo, RollbackError
-from ralph.rollback.lock import LOCK_NAME, STALE_LOCK_SECONDS
+from ralph.rollback.lock import LOCK_NAME, RollbackLock
 from ralph.rollback.restore import restore_snapshot, save_and_restore
 from ralph.rollback.snapshots import find_snapshot, list_snapshots, save_snapshot
 
@@ -39,6 +42,14 @@ def write(repo, rel: str | bytes, data: bytes | str, mode: int | None = None) ->
 
 def head(repo) -> str:
     return git(repo, "rev-parse", "HEAD").decode().strip()
+
+
+ROLLBACK_IN_A_PROCESS = """
+import sys
+from ralph.rollback.restore import save_and_restore
+result = save_and_restore(sys.argv[1], sys.argv[2], story="S", iteration=1, trigger="t")
+print("restored", result.restored, result.message)
+"""
 
 
 def make_repo(tmp_path, name: str = "repo"):
@@ -254,6 +265,67 @@ def test_byte_exact_despite_eol_and_filter_attributes(tmp_path):
     assert full_state(repo) == before
 
 
+def test_a_clean_file_whose_bytes_differ_from_its_blob_is_saved_as_it_is(tmp_path):
+    # `* text=auto` stores dos.txt as LF while the file keeps its CRLF, and
+    # git's change detection calls it unchanged: the snapshot must still hold
+    # the CRLF bytes, so a restore after dos.txt changed brings them back.
+    repo = make_repo(tmp_path)
+    write(repo, ".gitattributes", "* text=auto\n")
+    write(repo, "dos.txt", b"line one\r\nline two\r\n")
+    git(repo, "add", ".gitattributes", "dos.txt")
+    git(repo, "commit", "-q", "-m", "attributes")
+    checkpoint = head(repo)
+    assert git(repo, "diff-files", "--name-only") == b""  # clean to git
+    write(repo, "README.md", "work\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    write(repo, "dos.txt", b"changed after the rollback\n")
+    restore_snapshot(str(repo), result.id, force=True)
+    assert full_state(repo) == before
+
+
+def test_files_git_is_told_not_to_look_at_are_saved_as_they_are(tmp_path):
+    # assume-unchanged and skip-worktree entries: git's change detection
+    # skips them, the snapshot must not
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "update-index", "--assume-unchanged", "README.md")
+    git(repo, "update-index", "--skip-worktree", "src/app.py")
+    write(repo, "README.md", "edited while git was told to assume it unchanged\n")
+    write(repo, "src/app.py", "edited under skip-worktree\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    snap = find_snapshot(Repo(str(repo)), result.id)
+    assert git(repo, "show", f"{snap.sha}:README.md") == b"edited while git was told to assume it unchanged\n"
+    assert git(repo, "show", f"{snap.sha}:src/app.py") == b"edited under skip-worktree\n"
+    assert (repo / "README.md").read_text() == "hello\n"  # (git's reset leaves a skip-worktree file alone)
+    restore_snapshot(str(repo), result.id)
+    assert tree_state(repo) == before[0]
+
+
+def test_capture_reads_only_what_changed(tmp_path):
+    # A repository of 300 tracked files, 2 edited and 1 added: 3 files are
+    # read and hashed, not 300 (the cost follows the change, not the size).
+    repo = make_repo(tmp_path)
+    for number in range(300):
+        write(repo, f"pkg/m{number // 30}/f{number}.py", f"VALUE = {number}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "many files")
+    checkpoint = head(repo)
+    write(repo, "pkg/m0/f0.py", "VALUE = 'edited'\n")
+    write(repo, "pkg/m9/f299.py", "VALUE = 'edited'\n")
+    write(repo, "pkg/new.py", "NEW = 1\n")
+    cap = capture(Repo(str(repo)))
+    assert cap.hashed == 3
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored and result.files_changed == 3, result.message
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
 def test_restore_saves_dirty_work_first(tmp_path):
     repo = make_repo(tmp_path)
     checkpoint = head(repo)
@@ -463,30 +535,82 @@ def test_nothing_to_roll_back_when_the_checkpoint_itself_fails(tmp_path):
     assert full_state(repo) == before and list_snapshots(str(repo)) == []
 
 
+LOCK_HOLDER = """
+import sys, time
+from ralph.rollback.git import Repo
+from ralph.rollback.lock import RollbackLock
+with RollbackLock(Repo(sys.argv[1]), "a test holding the lock"):
+    print("held", flush=True)
+    sys.stdin.read()  # until the test closes our stdin
+"""
+
+
 def test_one_rollback_at_a_time(tmp_path):
+    # A live holder: a rollback waits for it (and names it when it gives up);
+    # once it is gone, the rollback runs.
     repo = make_repo(tmp_path)
     checkpoint = head(repo)
     untracked_files(repo)
     before = full_state(repo)
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(repo)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(RollbackError, match=f"another ralph rollback or restore is running .*pid {holder.pid}, a test holding the lock"):
+            with RollbackLock(Repo(str(repo)), wait=0):
+                pass
+        assert full_state(repo) == before
+        waiting = subprocess.Popen([sys.executable, "-c", ROLLBACK_IN_A_PROCESS, str(repo), checkpoint], stdout=subprocess.PIPE, text=True)
+        holder.stdin.close()  # the holder ends: the waiting rollback goes ahead
+        out, _ = waiting.communicate()
+        assert waiting.returncode == 0 and "restored True" in out, out
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not (repo / ".git" / LOCK_NAME).exists()
+
+
+def test_a_lock_whose_holder_is_gone_is_taken_over(tmp_path):
+    # What earlier versions left: an empty lock (the write of the holder's pid
+    # failed on a full disk), a pid that is alive but a stranger (a recycled
+    # pid: here this test process, which holds nothing), a dead pid. None of
+    # them holds the lock, so none stops a rollback or a restore.
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
     lock = repo / ".git" / LOCK_NAME
-    lock.write_text(f"{os.getpid()}\n")  # a live holder
-    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
-    assert not result.restored and not result.saved and "another ralph rollback" in result.message
-    assert full_state(repo) == before and lock.exists()
-    with pytest.raises(RollbackError, match="another ralph rollback"):
-        restore_snapshot(str(repo), "x")
-    old = os.stat(lock).st_mtime - STALE_LOCK_SECONDS - 5
-    os.utime(lock, (old, old))  # a crashed holder: the lock is taken over
-    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
-    assert result.restored, result.message
-    assert not lock.exists()
-    # a holder killed with SIGKILL: taken over at once
     gone = subprocess.Popen(["true"])
     gone.wait()
-    lock.write_text(f"{gone.pid}\n")
-    write(repo, "more.txt", "more\n")
+    for left in ("", f"{os.getpid()}\n", f"{gone.pid}\n"):
+        write(repo, "work.txt", f"work {left!r}\n")
+        lock.write_text(left)
+        result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+        assert result.restored, (left, result.message)
+        assert not lock.exists()
+    lock.write_text(f"{os.getpid()}\n")
+    restored = restore_snapshot(str(repo), result.id)
+    assert "restored" in restored.message and (repo / "work.txt").exists()
+
+
+def test_a_full_disk_while_taking_the_lock_leaves_no_lock(tmp_path, monkeypatch):
+    # The holder's name cannot be written (ENOSPC): the rollback still runs,
+    # and no lock is left behind for the next one.
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "work.txt", "work\n")
+    def full_disk(real):
+        def write_to(fd, data, *offset):
+            if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")) == LOCK_NAME:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(fd, data, *offset)
+        return write_to
+
+    monkeypatch.setattr(os, "pwrite", full_disk(os.pwrite))
+    monkeypatch.setattr(os, "write", full_disk(os.write))
     result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     assert result.restored, result.message
+    assert not (repo / ".git" / LOCK_NAME).exists()
+    monkeypatch.undo()
+    write(repo, "work.txt", "more work\n")
+    assert save_and_restore(str(repo), checkpoint, story="S", iteration=2, trigger="t").restored
 
 
 def test_linked_worktree(tmp_path):
@@ -688,6 +812,22 @@ def test_ignored_file_in_the_way_of_a_checkpoint_directory_is_saved(tmp_path):
     assert full_state(repo) == before
 
 
+def test_ignored_files_in_a_directory_where_a_tracked_file_was_are_saved(tmp_path):
+    # README.md is still in the index (unchanged there), but a directory of
+    # ignored files stands in its place: the reset writes README.md back and
+    # would delete them with the directory
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    os.unlink(repo / "README.md")
+    write(repo, "README.md/build.log", "ignored, in the way\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "README.md").read_text() == "hello\n"
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+
+
 def test_intent_to_add_entries_come_back(tmp_path):
     repo = make_repo(tmp_path)
     checkpoint = head(repo)
@@ -702,6 +842,24 @@ def test_intent_to_add_entries_come_back(tmp_path):
     restore_snapshot(str(repo), result.id)
     assert full_state(repo) == before
     assert git(repo, "status", "--porcelain=v2") == status
+
+
+def test_an_intent_to_add_entry_whose_file_was_deleted_comes_back(tmp_path):
+    # (found by the property test below) `git add -N` then the file deleted:
+    # the index still has the entry; a restore puts it back, with no file
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "later/planned.txt", "")
+    git(repo, "add", "-N", "later/planned.txt")
+    os.unlink(repo / "later" / "planned.txt")
+    os.rmdir(repo / "later")
+    write(repo, "README.md", "work\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    restored = restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before, restored.message
+    assert not (repo / "later").exists()
 
 
 def test_permission_bits_beyond_exec_are_kept(tmp_path):

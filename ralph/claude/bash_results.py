@@ -15,17 +15,19 @@ prompt, and the agent is told by a `decision: block`. Git is imported and run
 only then; nothing here raises.
 """
 import os
+import re
 import stat
 import subprocess
 import time
 
 from ralph import fastjson
 from ralph.claude.project_tests import read_tests_config
-from ralph.claude.protocol import HookCall, Outcome, block, context, still_running
+from ralph.claude.protocol import HOOK_ENTRIES, HookCall, Outcome, block, context, still_running
 from ralph.config.reading import section_or_defaults
 from ralph.plan import story_state
 from ralph.redaction import redact
-from ralph.rollback.restore import RollbackResult, save_and_restore
+from ralph.rollback.detached import roll_back_within, wait_seconds
+from ralph.rollback.restore import RollbackResult
 from ralph.rules.outcome import baseline
 from ralph.rules.outcome.verdict import judge_test_run
 from ralph.rules.rollback_policy import (
@@ -110,18 +112,34 @@ def _excerpt(output: str) -> str:
 
 
 def perform_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str) -> object:
-    """Save + reset to the checkpoint, then tell everyone: reads, failures, history. -> RollbackResult."""
+    """Save + reset to the checkpoint, then tell everyone: reads, failures,
+    history. In a detached process the hook waits for up to half its timeout
+    (ralph.rollback.detached): past that the rollback and its records go on
+    in the background and the result says so (pending). -> RollbackResult."""
     try:
         # No alarm can cut this reset short: ralph.claude.dispatch arms its deadline on PreToolUse only.
-        result = save_and_restore(call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id)
+        result, problems = roll_back_within(
+            call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id,
+            wait=wait_seconds(HOOK_ENTRIES[call.event][2] if call.event in HOOK_ENTRIES else 30, call.environ),
+            record=lambda result: record_rollback(call, run, history_file, record, trigger, excerpt, result))
     except Exception as e:  # noqa: BLE001 - a rollback problem must reach the agent, not crash the hook
         result = RollbackResult(checkpoint=run.checkpoint, message=f"rollback crashed before resetting anything: {type(e).__name__}: {str(e)[:300]}")
-    call.log_extra["rollback"] = {"restored": result.restored, "ref": result.ref, "message": result.message[:300]}
+        problems = record_rollback(call, run, history_file, record, trigger, excerpt, result)
+    call.problems.extend(problems)
+    call.log_extra["rollback"] = {"restored": result.restored, "pending": result.pending, "ref": result.ref, "message": result.message[:300]}
+    return result
+
+
+def record_rollback(call: HookCall, run: object, history_file: str, record: dict, trigger: str, excerpt: str,
+                    result: RollbackResult) -> list[str]:
+    """What a rollback's outcome changes: reads stop counting, a marker in the
+    history, a failure for the next prompt. Returns the problems met."""
+    problems = []
     if result.restored:
         try:
             invalidate_all(call.state_dir)
         except OSError as e:
-            call.problems.append(f"could not invalidate reads after the rollback: {e}")
+            problems.append(f"could not invalidate reads after the rollback: {e}")
     marker = {
         "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
         "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
@@ -129,7 +147,7 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
     try:
         append_line(history_file, fastjson.dumps(redact(marker)))
     except OSError as e:
-        call.problems.append(f"could not record the rollback marker: {e}")
+        problems.append(f"could not record the rollback marker: {e}")
     try:
         record_failure(call.state_dir, {
             "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
@@ -142,8 +160,8 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
             "ref": result.ref, "snapshot_id": result.id, "checkpoint": result.checkpoint, "session": call.session_id,
         })
     except OSError as e:
-        call.problems.append(f"could not record the failure: {e}")
-    return result
+        problems.append(f"could not record the failure: {e}")
+    return problems
 
 
 def _now() -> str:
@@ -157,6 +175,9 @@ def _now() -> str:
 PERSISTED_HEAD = 64 * 1024
 PERSISTED_TAIL = 2 * 1024 * 1024
 FAILURE_CUT_CHARS = 9_900  # an `error` this long was cut by the client (2.1.330 keeps ~10,000 characters of output)
+# Where the client cut an output it hands hooks without persistedOutputPath
+# (before 2.1.45, ralph.claude.protocol): "\n\n... [38445 lines truncated] ..."
+CLIENT_CUT = re.compile(r"\n\.\.\. \[(\d+) (lines|characters) truncated\] \.\.\.")
 
 
 def read_persisted(path: str) -> str:
@@ -195,6 +216,11 @@ def complete_output(call: HookCall, output: str) -> tuple[str, str]:
         return output, (f"Claude Code passed the hook only the first ~{len(output) // 1000} KB of this failing command's output "
                         "(the rest, with the runner's summary, was cut); the verdict comes from that part. "
                         "To see the summary, rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
+    cut = CLIENT_CUT.search(output)
+    if cut:
+        return output, (f"Claude Code cut this output ({int(cut.group(1)):,} {cut.group(2)} left out) and gave the hook no path to the "
+                        "rest, so this verdict is incomplete: it comes from the part that was passed. To see the runner's summary, "
+                        "rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
     return output, ""
 
 
@@ -300,6 +326,10 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
 
     trigger = f"{decision.reason}"
     result = perform_rollback(call, run, path, record, trigger, _excerpt(output))
+    if result.pending:
+        return block(call.event, f"ralph-hooks is rolling this iteration back: {trigger}, story {run.story_id}, iteration {run.iteration}; "
+                     f"{result.message}. Do not edit any file until it is done; then re-read each file before editing it.",
+                     "Last failing run before the rollback:\n" + summary)
     if not result.restored:
         return context(call.event, f"{header}\nralph-hooks tried to roll back ({trigger}) but did not: {result.message}")
     reason = (
@@ -347,6 +377,8 @@ def rollback_at_stop(call: HookCall, run: object) -> str | None:
         return None
     last = last_run(history) or {}
     result = perform_rollback(call, run, path, last, decision.reason, "")
+    if result.pending:
+        return f"ralph-hooks is rolling iteration {run.iteration} of {run.story_id} back at stop ({decision.reason}): {result.message}."
     if not result.restored:
         return f"ralph-hooks tried to roll back at stop ({decision.reason}) but did not: {result.message}"
     return (

@@ -15,15 +15,87 @@ MAX_CONTEXT = 9000  # the client swaps anything over 10,000 chars for a 2 KB pre
 # denied unjudged (PreToolUse: what lies past the cut could be a push).
 MAX_JUDGED_COMMAND = 256 * 1024
 
-# Every event Claude Code 2.1.330 knows (shared/claude-code/PROTOCOL.md §1, [B] CK)
-CLIENT_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification", "UserPromptSubmit",
-    "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure", "SubagentStart", "SubagentStop",
-    "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch", "PermissionRequest", "PermissionDenied",
-    "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
-    "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
-    "MessageDisplay",
-)
+# ---- what each Claude Code release supports ----
+# A release is (major, minor, patch), as `claude --version` prints it.
+#
+# EVENT_SINCE: the first release whose settings accept each hook event. Read
+# from the releases' own code: the settings schema keys the `hooks` object by
+# an enum of event names (1.0.x `record(enum(E), ...)`, 2.x `partialRecord`),
+# and `scripts/client_events.py VERSION` prints that enum from the npm
+# tarball's cli.js (native-binary releases: from the platform package's
+# binary). Each first release was bisected over every published version.
+# The client runs confirm the rows ralph relies on (tests/e2e/test_e2e_clients.py):
+# 1.0.128 and 2.0.77 run ralph's hooks from the entries `ralph install` writes
+# for them, and a Bash command that exits non-zero reaches no Post* hook at
+# all before PostToolUseFailure (1.0.128, 2.0.55).
+EVENT_SINCE: dict[str, tuple[int, int, int]] = {
+    "PreToolUse": (1, 0, 23), "PostToolUse": (1, 0, 23), "Notification": (1, 0, 23),
+    "Stop": (1, 0, 31), "SubagentStop": (1, 0, 41), "PreCompact": (1, 0, 48), "UserPromptSubmit": (1, 0, 53),
+    "SessionStart": (1, 0, 62), "SessionEnd": (1, 0, 85),
+    "SubagentStart": (2, 0, 44), "PermissionRequest": (2, 0, 45), "PostToolUseFailure": (2, 0, 56),
+    "Setup": (2, 1, 10), "TeammateIdle": (2, 1, 33), "TaskCompleted": (2, 1, 33), "ConfigChange": (2, 1, 48),
+    "WorktreeCreate": (2, 1, 50), "WorktreeRemove": (2, 1, 50), "Elicitation": (2, 1, 63), "ElicitationResult": (2, 1, 63),
+    "InstructionsLoaded": (2, 1, 69), "PostCompact": (2, 1, 76), "StopFailure": (2, 1, 78), "CwdChanged": (2, 1, 83),
+    "FileChanged": (2, 1, 83), "TaskCreated": (2, 1, 84), "PermissionDenied": (2, 1, 88), "UserPromptExpansion": (2, 1, 116),
+    "PostToolBatch": (2, 1, 118), "MessageDisplay": (2, 1, 152), "DirectoryAdded": (2, 1, 219),
+    "PreModelSwitch": (2, 1, 251), "PostModelSwitch": (2, 1, 251), "PreSkillShellCommand": (2, 1, 332),
+}
+# Every event some release knows (the newest measured: 2.1.332)
+CLIENT_EVENTS = tuple(EVENT_SINCE)
+# Before this release a settings file naming an event the client does not know
+# fails validation as a whole and the client runs NONE of its hooks: with a
+# "BogusEvent" key beside ralph's PreToolUse entry, `git push` ran on 1.0.128,
+# 2.0.77 and 2.1.100 and was denied from 2.1.101 on (bisected with runs; the
+# message "unknown hook event. Valid events: ..." only came in 2.1.198).
+UNKNOWN_EVENTS_SKIPPED_SINCE = (2, 1, 101)
+# `"onFailure": "block"` on a command hook (fail closed when the hook cannot
+# answer): in the command-hook schema from this release (scripts/client_events.py,
+# bisected); a run shows 2.1.217 lets a call through past a hook that exits 1,
+# 2.1.330 denies it. Older clients drop the key.
+ON_FAILURE_SINCE = (2, 1, 295)
+# From 2.0.30 until 2.1.105 the client told the model the reason of the
+# matching PreToolUse hook that finished LAST: with a second Bash hook, a deny
+# of ralph's reaches the model as "Hook PreToolUse:Bash denied this tool" (the
+# deny itself holds). Bisected with runs (tests/e2e/test_e2e_clients.py has one).
+LAST_HOOK_REASON = ((2, 0, 30), (2, 1, 105))
+# From this release a Bash output too long for the model comes with
+# `persistedOutputPath` (the whole output on disk); before it, the client cuts
+# it ("... [N lines truncated] ...") and hooks never see the rest (bisected with runs).
+PERSISTED_OUTPUT_SINCE = (2, 1, 45)
+
+
+def client_release(text: str) -> tuple[int, int, int] | None:
+    """`2.0.77 (Claude Code)` -> (2, 0, 77); None when it names no release."""
+    for word in text.split():
+        parts = word.split(".")
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            return int(parts[0]), int(parts[1]), int(parts[2])
+    return None
+
+
+def release_text(release: tuple[int, int, int]) -> str:
+    return ".".join(map(str, release))
+
+
+def events_of(release: tuple[int, int, int] | None) -> frozenset[str]:
+    """The hook events this release accepts (None: unknown, the newest's)."""
+    return frozenset(e for e, since in EVENT_SINCE.items() if release is None or release >= since)
+
+
+def skips_unknown_events(release: tuple[int, int, int] | None) -> bool:
+    return release is None or release >= UNKNOWN_EVENTS_SKIPPED_SINCE
+
+
+def fails_closed(release: tuple[int, int, int] | None) -> bool:
+    return release is None or release >= ON_FAILURE_SINCE
+
+
+def reason_from_last_hook(release: tuple[int, int, int] | None) -> bool:
+    return release is not None and LAST_HOOK_REASON[0] <= release < LAST_HOOK_REASON[1]
+
+
+def persists_long_output(release: tuple[int, int, int] | None) -> bool:
+    return release is None or release >= PERSISTED_OUTPUT_SINCE
 
 
 # subcommand -> the Claude Code event it answers; the event names are aliases,

@@ -1,8 +1,12 @@
 """`ralph doctor`: is this machine really protected? Checks every settings
 file Claude Code reads (and the ones it ignores), ralph's entries in them,
-one real round trip per event through the exact configured command,
-ralph.toml against the whole schema, the state dir, and the client's version.
-Every problem comes with a concrete fix; exit 1 when something is wrong.
+one round trip per event through the exact configured command, then one
+real session of the installed client (`claude -p` against a loopback
+stand-in of the API, ralph.claude.client_session) that must run every hook
+and deny a `git push`; what the client's release cannot do (its events, by
+ralph.claude.protocol's table), ralph.toml against the whole schema and the
+state dir. Every problem comes with a concrete fix; exit 1 when something is
+wrong, or when no client could prove that the hooks run.
 """
 from __future__ import annotations
 
@@ -17,6 +21,21 @@ import time
 from importlib import resources
 
 from ralph import __version__
+from ralph.claude.client_session import PUSH, run_session
+from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
+from ralph.claude.protocol import (
+    EVENT_SINCE,
+    LAST_HOOK_REASON,
+    ON_FAILURE_SINCE,
+    PERSISTED_OUTPUT_SINCE,
+    client_release,
+    events_of,
+    fails_closed,
+    persists_long_output,
+    reason_from_last_hook,
+    release_text,
+    skips_unknown_events,
+)
 from ralph.commands import install as settings
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
@@ -24,6 +43,7 @@ from ralph.config.whole_file import config_errors
 from ralph.mcp import install as mcp_install
 from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
 from ralph.mcp.launch import TOOL_NAMES, list_tools, sdk_installed, server_command
+from ralph.redaction import redact
 from ralph.sandbox import probe
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root, state_dir
 
@@ -64,7 +84,8 @@ class Report:
 # ---- settings files ----------------------------------------------------------------
 
 
-def check_settings(report: Report, root: str, plugin: str | None, environ: dict) -> dict[str, list[tuple[str, object, dict]]]:
+def check_settings(report: Report, root: str, plugin: str | None, environ: dict,
+                   release: tuple[int, int, int] | None = None) -> dict[str, list[tuple[str, object, dict]]]:
     """Every settings file; returns event -> our entries the client will run."""
     active: dict[str, list[tuple[str, object, dict]]] = {}
     sources = [(label, path, read) for label, path, read in settings.settings_files(root, environ)]
@@ -86,18 +107,31 @@ def check_settings(report: Report, root: str, plugin: str | None, environ: dict)
             continue
         report.ok("settings", f"{where}: {len(entries)} ralph entr{'y' if len(entries) == 1 else 'ies'}"
                   + ("" if read else " (Claude Code does NOT read this file)"))
-        for problem in settings.findings_for(path, data, read, environ):
+        for problem in settings.findings_for(path, data, read, environ, release):
             fix = problem.rsplit(" Fix: ", 1)[1] if " Fix: " in problem else ""
             report.fail("entries", problem.rsplit(" Fix: ", 1)[0], fix)
+        unknown = unknown_events(data, release)
+        if read and unknown and not skips_unknown_events(release):
+            foreign = [e for e in unknown if e not in {event for event, _, _ in entries}]  # ours were reported above
+            if foreign:
+                report.fail("settings", f"{path} names hook events Claude Code {release_text(release)} does not know ({', '.join(foreign)}): "
+                            "this client then runs NO hook from the file, ralph's included",
+                            "remove those entries, or update Claude Code")
+            continue  # none of this file's hooks runs
         if read:
             for event, matcher, handler in entries:
-                if event in settings.CLIENT_EVENTS:
+                if event in events_of(release):
                     active.setdefault(event, []).append((path, matcher, handler))
     return active
 
 
-def check_coverage(report: Report, active: dict) -> None:
+def check_coverage(report: Report, active: dict, release: tuple[int, int, int] | None = None) -> None:
+    missing = missing_for(release)
     for event, (matcher, subcommand, timeout, on_failure) in settings.HOOK_ENTRIES.items():
+        if event in missing:
+            report.warn("client", what_is_missing(event, release),
+                        f"update Claude Code (>= {release_text(EVENT_SINCE[event])}), then `ralph install`")
+            continue
         entries = active.get(event, [])
         if not entries:
             report.fail("wiring", f"{event}: no ralph hook is wired where Claude Code reads it",
@@ -109,7 +143,7 @@ def check_coverage(report: Report, active: dict) -> None:
             report.fail("wiring", f"{event}: no ralph entry's matcher covers {', '.join(uncovered)}", "ralph install (sets the full matcher)")
         else:
             report.ok("wiring", f"{event}: {len(entries)} ralph entr{'y' if len(entries) == 1 else 'ies'} ({entries[0][0]})")
-        if on_failure and not any(h.get("onFailure") == on_failure for _, _, h in entries):
+        if on_failure and fails_closed(release) and not any(h.get("onFailure") == on_failure for _, _, h in entries):
             report.warn("wiring", f"{event}: no \"onFailure\": \"{on_failure}\": if ralph crashes or times out, the client lets the tool call run",
                         "ralph install (sets it)")
         if len({h.get("command") for _, _, h in entries}) > 1:
@@ -257,15 +291,117 @@ def check_sandbox(report: Report, root: str, environ: dict) -> None:
                     "apt-get install bubblewrap socat, then `ralph install --project --sandbox`")
 
 
-def claude_version(environ: dict) -> str | None:
-    binary = shutil.which("claude", path=environ.get("PATH")) or environ.get("RALPH_CLAUDE_BIN")
-    if not binary:
-        return None
-    try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=20, env=environ)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return (done.stdout.strip() or done.stderr.strip())[:100] or None
+# ---- the client ------------------------------------------------------------------------
+
+
+class Client:
+    """The Claude Code doctor found: its path and release (None when unknown)."""
+
+    def __init__(self, binary: str | None, text: str = "", release: tuple[int, int, int] | None = None, problem: str = "") -> None:
+        self.binary, self.text, self.release, self.problem = binary, text, release, problem
+
+    @property
+    def runs(self) -> bool:
+        return self.binary is not None and not self.problem
+
+
+def check_client(report: Report, explicit: str | None, environ: dict) -> Client:
+    binary = find_client(explicit, environ)
+    if binary is None:
+        report.warn("claude", "no Claude Code found (`claude` is not on PATH): no session can show that a client runs ralph's hooks",
+                    "install it (npm install -g @anthropic-ai/claude-code), or name it: ralph doctor --client PATH")
+        return Client(None)
+    text, why = client_version(binary, environ)
+    if not text:
+        report.fail("claude", f"Claude Code at {binary} does not run: {why}", "reinstall it, or name a working one with --client PATH")
+        return Client(binary, problem=why)
+    client = Client(binary, text, client_release(text))
+    report.ok("claude", f"Claude Code {release_text(client.release) if client.release else text} ({binary})")
+    if client.release is None:
+        report.warn("claude", f"cannot tell which release {text!r} is: checked as the newest")
+        return client
+    release, name = client.release, release_text(client.release)
+    if not fails_closed(release):
+        report.warn("client", f"Claude Code {name} ignores \"onFailure\": when ralph cannot answer (a crash, a timeout, ralph gone), "
+                    "it lets the tool call run", f"update Claude Code (>= {release_text(ON_FAILURE_SINCE)})")
+    if not persists_long_output(release):
+        report.warn("client", f"Claude Code {name} cuts a long Bash output and hands hooks no path to the rest: ralph judges the part "
+                    "it gets, and its feedback says the output was cut and the verdict is incomplete",
+                    f"update Claude Code (>= {release_text(PERSISTED_OUTPUT_SINCE)})")
+    return client
+
+
+def other_bash_guards(root: str, plugin: str | None, environ: dict) -> list[str]:
+    """Commands of PreToolUse hooks besides ralph's that match Bash, in the files the client reads."""
+    sources = [path for _, path, read in settings.settings_files(root, environ) if read]
+    if plugin:
+        sources.append(os.path.join(plugin, "hooks", "hooks.json"))
+    found = []
+    for path in sources:
+        try:
+            data, _ = settings.read_settings(path)
+        except settings.SettingsError:
+            continue
+        for group in (data.get("hooks") or {}).get("PreToolUse") or []:
+            if not isinstance(group, dict) or not settings.matcher_matches(group.get("matcher"), "Bash"):
+                continue
+            for handler in group.get("hooks") or []:
+                if isinstance(handler, dict) and not settings.is_ours(handler):
+                    found.append(f"{handler.get('command') or handler.get('url') or handler.get('type')} ({path})")
+    return found
+
+
+def check_reason_from_last_hook(report: Report, client: Client, root: str, plugin: str | None, environ: dict) -> None:
+    if not reason_from_last_hook(client.release):
+        return
+    others = other_bash_guards(root, plugin, environ)
+    if others:
+        report.warn("client", f"Claude Code {release_text(client.release)} tells the model the reason of whichever matching PreToolUse hook "
+                    f"finished last; with {'; '.join(others)} also on Bash, a deny of ralph's reaches the model as "
+                    "\"Hook PreToolUse:Bash denied this tool\" without ralph's reason (the deny itself holds)",
+                    f"update Claude Code (>= {release_text(LAST_HOOK_REASON[1])}), or narrow the other hook's matcher")
+
+
+def session_sources(root: str, environ: dict) -> list[tuple[str, str]]:
+    """(scope, path) of the settings files the session's client gets copies of."""
+    return [(label, path) for label, path, read in settings.settings_files(root, environ) if read and label in settings.SCOPES]
+
+
+def check_session(report: Report, client: Client, active: dict, root: str, plugin: str | None, environ: dict) -> bool:
+    """One real session: every wired hook must run, and the push must be
+    denied. True when it showed that (no failure of its own)."""
+    session = run_session(client.binary, session_sources(root, environ), environ, plugin)
+    before = len(report.checks)
+    name = f"Claude Code {release_text(client.release) if client.release else client.text}"
+    tail = session.output.strip()[-600:]
+    if session.error or session.timed_out or session.requests == 0:
+        why = (session.error or (f"no end within {session.duration:.0f}s" if session.timed_out else
+               f"it exited {session.exit_code} without a single request to the stand-in of the API"))
+        report.fail("session", f"{name} could not run a session against the loopback stand-in of the API: {why}"
+                    + (f"; it said: {tail}" if tail else "") + ". Nothing shows that it runs ralph's hooks",
+                    "run `claude -p hello` by hand to see why it does not start")
+        return False
+    expected = [event for event in settings.HOOK_ENTRIES if event in events_of(client.release) and active.get(event)]
+    ran = session.events()
+    if not ran & set(settings.HOOK_ENTRIES):
+        report.fail("session", f"{name} ran none of ralph's hooks in a real session", "see the problems above; `ralph install`")
+    for event in expected:
+        if event not in ran:
+            report.fail("session", f"{name} did not run ralph's {event} hook in a real session", "see the problems above; `ralph install`")
+    if session.push_landed:
+        report.fail("session", f"`{PUSH}` ran in the session and landed in the scratch remote: the client did not let ralph deny it",
+                    "see the problems above; `ralph install`")
+    elif "PreToolUse" in expected and "deny" not in session.decisions("PreToolUse", "Bash"):
+        report.fail("session", f"ralph did not deny `{PUSH}` in the session", f"`ralph explain \"{PUSH}\"` shows why")
+    told = (session.push_result or {}).get("text", "")
+    if "deny" in session.decisions("PreToolUse", "Bash") and told and "ralph-hooks" not in told:
+        report.warn("session", f"the push was denied, but the model was told {told[:200]!r} instead of ralph's reason",
+                    "another PreToolUse hook on Bash answered last (see above)")
+    if any(c["status"] == "fail" for c in report.checks[before:]):
+        return False
+    report.ok("session", f"{name} ran ralph's {', '.join(e for e in expected if e in ran)} hooks in a real session "
+              f"({session.duration:.1f}s) and `{PUSH}` was denied")
+    return True
 
 
 def check_agent_tools(report: Report, root: str, environ: dict) -> None:
@@ -294,44 +430,57 @@ def check_agent_tools(report: Report, root: str, environ: dict) -> None:
 # ---- the command -----------------------------------------------------------------------
 
 
-def run(root: str, plugin: str | None, environ: dict, round_trips: bool = True) -> tuple[Report, dict]:
+def run(root: str, plugin: str | None, environ: dict, round_trips: bool = True, client_path: str | None = None) -> tuple[Report, dict, bool]:
+    """(report, latencies, whether a client session proved the hooks run)."""
     report = Report()
     report.ok("ralph", f"ralph-hooks {__version__} ({settings.entry_point()})")
-    version = claude_version(environ)
-    if version:
-        report.ok("claude", f"Claude Code {version}")
-    else:
-        report.warn("claude", "Claude Code (`claude`) not found on PATH", "install it: npm install -g @anthropic-ai/claude-code")
-    active = check_settings(report, root, plugin, environ)
-    check_coverage(report, active)
+    client = check_client(report, client_path, environ)
+    active = check_settings(report, root, plugin, environ, client.release)
+    check_coverage(report, active, client.release)
+    check_reason_from_last_hook(report, client, root, plugin, environ)
     latencies = check_round_trips(report, active, environ) if round_trips else {}
     check_config(report, root, environ)
     check_state_dir(report, root)
     check_sandbox(report, root, environ)
     if round_trips:
         check_agent_tools(report, root, environ)
-    return report, latencies
+    proven = round_trips and client.runs and check_session(report, client, active, root, plugin, environ)
+    return report, latencies, proven
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ralph doctor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object (for scripts)")
     parser.add_argument("--plugin", metavar="DIR", help="also count the hooks of the plugin in DIR (as claude --plugin-dir DIR loads it)")
-    parser.add_argument("--no-round-trip", action="store_true", help="check the files only; run no hook")
+    parser.add_argument("--no-round-trip", action="store_true", help="check the files only; run no hook and no client session")
+    parser.add_argument("--client", metavar="PATH", help="the Claude Code executable to check and run (default: claude on PATH)")
     args = parser.parse_args(argv)
     root = project_root(os.getcwd())
-    report, latencies = run(root, args.plugin, dict(os.environ), not args.no_round_trip)
+    report, latencies, proven = run(root, args.plugin, dict(os.environ), not args.no_round_trip, args.client)
+    unproven = not args.no_round_trip and not proven and not report.failed
+    code = 1 if report.failed or unproven else 0
+    checks = redact(report.checks)  # details quote files, commands and the client's output
     if args.json:
-        print(json.dumps({"ok": not report.failed, "project": root, "checks": report.checks, "latency_ms": latencies}, indent=2))
-        return 1 if report.failed else 0
+        print(json.dumps({"ok": code == 0, "proven": proven, "project": root, "checks": checks, "latency_ms": latencies}, indent=2))
+        return code
     marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
-    for check in report.checks:
+    for check in checks:
         print(f"[{marks[check['status']]}] {check['check']}: {check['detail']}")
         if check["fix"] and check["status"] != "ok":
             print(f"       fix: {check['fix']}")
     problems = sum(c["status"] == "fail" for c in report.checks)
-    print(f"\n{problems} problem(s) found" if problems else "\nall checks passed: Claude Code runs ralph's hooks")
-    return 1 if report.failed else 0
+    warnings = sum(c["status"] == "warn" for c in report.checks)
+    noted = f"; {warnings} warning(s) above" if warnings else ""
+    if problems:
+        print(f"\n{problems} problem(s) found")
+    elif args.no_round_trip:
+        print(f"\nthe files check out (--no-round-trip: no hook and no client was run){noted}")
+    elif unproven:
+        print(f"\nNOT PROVEN: the files and handlers check out, but no Claude Code session ran, so nothing shows that a client runs "
+              f"ralph's hooks{noted}")
+    else:
+        print(f"\nall checks passed: a real Claude Code session ran ralph's hooks{noted}")
+    return code
 
 
 if __name__ == "__main__":

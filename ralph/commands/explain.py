@@ -1,12 +1,16 @@
-"""`ralph explain "<command>"`: how the push/merge guard judges a shell command.
+"""`ralph explain "<command>"`: how the guard judges a shell command.
 
 Prints the decision, the reason the agent would see, the evidence, and the
-rule id that decided it, and the
-trace (each simple command the guard judged, with where it was nested and
-which rule applied). Uses the [guard] table of the project's ralph.toml
-(found from the current directory, or --config FILE).
+rule id that decided it, and the trace (each simple command the guard
+judged, with where it was nested and which rule applied). For a command
+that destroys work the guard saves first, it names what is saved and the
+command that restores it: `ralph rollbacks restore <id>` with the id of the
+snapshot the hook saved for this command when there is one (the latest),
+and kept refs with theirs. The judgement is the hook's: the [guard] table of
+the project's ralph.toml (found from the current directory, or --config
+FILE), the project's files, HOME and TMPDIR as the hook sees them.
 
-Exit status: 0 allowed, 1 blocked, 2 usage or config error.
+Exit status: 0 allowed (saved first or not), 1 blocked, 2 usage or config error.
 """
 from __future__ import annotations
 
@@ -15,8 +19,13 @@ import json
 import os
 import sys
 
+from ralph.claude.bash_guard import surroundings
+from ralph.claude.bash_save import KEPT_PREFIX, command_tag, snapshot_subject
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
+from ralph.rollback.git import Repo, RollbackError
+from ralph.rollback.snapshots import list_snapshots, one_line
+from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import GuardPolicy
 from ralph.state.locations import project_root
@@ -38,25 +47,78 @@ def main(argv: list[str]) -> int:
     command = sys.stdin.read() if args.command == ["-"] else " ".join(args.command)
 
     policy = None
+    cwd = os.getcwd()
+    root = project_root(cwd)
     try:
         environ = dict(os.environ, RALPH_CONFIG=args.config) if args.config else os.environ
-        policy = GuardPolicy.from_values(load_section(project_root(os.getcwd()), "guard", environ))
+        policy = GuardPolicy.from_values(load_section(root, "guard", environ))
     except (ConfigError, OSError) as e:
         sys.stderr.write(f"ralph explain: {e}\n")
         return 2
 
-    verdict = judge_command(command, policy)
+    verdict = judge_command(command, policy, cwd=cwd, around=surroundings(root, cwd, dict(os.environ)))
+    restore = restore_commands(root, command, verdict.saves) if verdict.saves else []
     if args.json:
         print(json.dumps({"blocked": verdict.blocked, "reason": verdict.reason, "evidence": verdict.evidence,
-                          "rule_id": verdict.rule_id, "trace": verdict.trace}, indent=2, ensure_ascii=False))
+                          "rule_id": verdict.rule_id, "saves": [{"kind": kind, "what": what, "rule_id": rule}
+                                                                for kind, _, rule, what in verdict.saves],
+                          "restore": restore, "trace": verdict.trace}, indent=2, ensure_ascii=False))
         return 1 if verdict.blocked else 0
-    print(f"decision: {'BLOCK (PreToolUse deny)' if verdict.blocked else 'allow'}")
+    decision = "BLOCK (PreToolUse deny)" if verdict.blocked else "allow after saving (PreToolUse additionalContext)" if verdict.saves else "allow"
+    print(f"decision: {decision}")
     print(f"rule:     {verdict.rule_id}")
-    if verdict.reason:
+    if verdict.reason and verdict.blocked:
         print(f"reason:   {verdict.reason}")
     for item in verdict.evidence:
-        print(f"evidence: {item}")
+        print(f"{'evidence' if verdict.blocked else 'saves'}: {item}")
+    for line in restore:
+        print(f"restore:  {line}")
     print("trace:")
     for line in verdict.trace or ["(no command that runs a program)"]:
         print(f"  {line}")
     return 1 if verdict.blocked else 0
+
+
+def restore_commands(root: str, command: str, saves: tuple) -> list[str]:
+    """How to bring back what the hook saved before this command: the latest
+    guard snapshot made for it and the refs it kept, or what the hook will
+    save when it has not run yet."""
+    lines = []
+    if any(kind == "tree" for kind, _, _, _ in saves):
+        wanted = one_line(redact(snapshot_subject(command)), 200)
+        try:
+            found = [s for s in list_snapshots(root) if s.fields.get("Kind") == "guard" and s.subject == wanted]
+        except RollbackError:
+            found = []
+        if found:
+            lines.append(f"ralph rollbacks restore {found[-1].id}   (saved {found[-1].to_dict()['time']} before this command ran)")
+        else:
+            lines.append("the hook saves a snapshot before this command runs and names it in its message; bring it back with "
+                         "`ralph rollbacks restore <id>` (`ralph rollbacks list` shows the ids)")
+    if any(kind != "tree" for kind, _, _, _ in saves):
+        kept = kept_refs(root, command_tag(command))
+        lines.extend(kept or ["the hook keeps the branch, tag or stash entry under refs/ralph/kept/ before this command runs and "
+                              "names the command that brings it back"])
+    return lines
+
+
+def kept_refs(root: str, tag: str) -> list[str]:
+    """The refs the hook kept the last time it saved before this command
+    (refs/ralph/kept/<time>-<tag>-<sha>/...), as the commands that restore them."""
+    try:
+        listing = Repo(root).text(["for-each-ref", "--format=%(objectname) %(refname)", KEPT_PREFIX])
+    except RollbackError:
+        return []
+    found: dict[str, list[str]] = {}
+    for line in listing.splitlines():
+        sha, _, ref = line.partition(" ")
+        group, _, kind_name = ref[len(KEPT_PREFIX):].partition("/")
+        if group[16:24] != tag:
+            continue
+        if kind_name.startswith("heads/"):
+            found.setdefault(group[:15], []).append(f"git branch {kind_name[6:]} {sha}")
+        elif kind_name.startswith("tags/"):
+            found.setdefault(group[:15], []).append(f"git tag {kind_name[5:]} {sha}")
+        elif kind_name == "stash":
+            found.setdefault(group[:15], []).append(f"git stash store -m 'restored by ralph' {sha}")
+    return found[max(found)] if found else []

@@ -13,6 +13,15 @@ recognised by their command (`<something>/ralph <hook subcommand>` or the
 and an old or misplaced entry is replaced, not duplicated. Nothing is written
 on bad input; every write is a temp file + rename after a timestamped backup.
 
+Only the events the installed client knows are written (`claude --version`,
+ralph.claude.protocol's table): a settings file naming an event a client
+before 2.1.101 does not know makes that client run none of its hooks.
+
+Edits keep the file's own text: ralph's entries go in and out with every
+other byte as it was. Install remembers what it did beside the file
+(`<file>.ralph-install.json`: whether it created the file, the backup of the
+original, what it wrote), for ralph.commands.uninstall.
+
 The entry table (HOOK_ENTRIES) is the one place our wiring is defined:
 settings.example.json, hooks/hooks.json and the doctor follow it (tests keep
 them in step).
@@ -21,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -31,12 +41,25 @@ import time
 from importlib import resources
 
 from ralph import __version__
-from ralph.claude.protocol import CLIENT_EVENTS, HOOK_ENTRIES, NO_MATCHER_EVENTS, SUBCOMMANDS
+from ralph.claude.protocol import (
+    CLIENT_EVENTS,
+    EVENT_SINCE,
+    HOOK_ENTRIES,
+    NO_MATCHER_EVENTS,
+    SUBCOMMANDS,
+    client_release,
+    events_of,
+    release_text,
+    skips_unknown_events,
+)
+from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
+from ralph.claude.settings_text import edited
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
 from ralph.mcp import install as mcp_install
 from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
 from ralph.mcp.launch import sdk_installed
+from ralph.redaction import redact
 from ralph.sandbox import merge_settings, probe, settings_layer
 from ralph.state.files import atomic_write
 from ralph.state.locations import config_path, ensure_state_gitignore, project_root
@@ -241,10 +264,13 @@ def hook_command(program: str, subcommand: str) -> str:
     return f"{command_prefix(program)} {subcommand}"
 
 
-def wanted_hooks(program: str) -> dict[str, list[dict]]:
-    """Our hook groups, event -> [group], running `program <subcommand>`."""
+def wanted_hooks(program: str, events: frozenset[str] | None = None) -> dict[str, list[dict]]:
+    """Our hook groups, event -> [group], running `program <subcommand>`;
+    only for `events` (the client's) when given."""
     wanted: dict[str, list[dict]] = {}
     for event, (matcher, subcommand, timeout, on_failure) in HOOK_ENTRIES.items():
+        if events is not None and event not in events:
+            continue
         handler: dict = {"type": "command", "command": hook_command(program, subcommand), "timeout": timeout}
         if on_failure:
             handler["onFailure"] = on_failure
@@ -283,10 +309,10 @@ def without_ours(data: dict) -> dict:
     return result
 
 
-def merged(data: dict, program: str) -> dict:
+def merged(data: dict, program: str, events: frozenset[str] | None = None) -> dict:
     result = without_ours(data)
     hooks = dict(result.get("hooks") or {})
-    for event, groups in wanted_hooks(program).items():
+    for event, groups in wanted_hooks(program, events).items():
         hooks[event] = [*hooks.get(event, []), *groups]
     result["hooks"] = hooks
     return result
@@ -296,10 +322,75 @@ def render(data: dict) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def settings_text(old: str | None, wanted: dict, add: dict[str, list[dict]]) -> str:
+    """The new file: `old` with ralph's entries taken out and `add` put in,
+    every other byte kept; a fresh rendering of `wanted` when there is no
+    old text or the edit would not mean exactly `wanted`."""
+    if old is not None and old.strip():
+        try:
+            text = edited(old, is_ours, add)
+            if json.loads(text) == wanted:
+                return text
+        except ValueError:
+            pass
+    return render(wanted)
+
+
+# ---- what install did, for uninstall -------------------------------------------------
+
+RECORD_SUFFIX = ".ralph-install.json"
+
+
+def record_path(path: str) -> str:
+    return path + RECORD_SUFFIX
+
+
+def digest(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_record(path: str) -> dict | None:
+    """What install recorded beside `path`, or None (absent, unreadable)."""
+    try:
+        with open(record_path(path), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("path") == os.path.abspath(path) else None
+
+
+def missing_dirs(path: str) -> list[str]:
+    """The directories above `path` that do not exist yet, deepest first."""
+    missing = []
+    directory = os.path.dirname(os.path.abspath(path))
+    while directory and not os.path.isdir(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return missing
+
+
+def write_record(path: str, old: str | None, new: str, backup: str | None, made: list[str]) -> None:
+    """Remember the original: kept from the last record when the file still
+    held what ralph wrote then (a re-install), else this write's."""
+    previous = read_record(path)
+    if previous and old is not None and previous.get("written") == digest(old):
+        created, backup, made = bool(previous.get("created")), previous.get("backup"), previous.get("made_dirs") or []
+    else:
+        created = old is None
+    record = {"path": os.path.abspath(path), "created": created, "backup": backup, "made_dirs": made,
+              "written": digest(new), "by": f"ralph-hooks {__version__}"}
+    atomic_write(record_path(path), json.dumps(record, indent=1) + "\n")
+
+
 def diff(path: str, old: str | None, new: str) -> str:
+    """The change as a unified diff, to print: redacted (a settings file's
+    `env` may hold a token)."""
     lines = difflib.unified_diff((old or "").splitlines(True), new.splitlines(True),
                                  fromfile=path if old is not None else "/dev/null", tofile=path)
-    return "".join(lines)
+    return redact("".join(lines))
 
 
 def write_settings(path: str, text: str, existed: bool) -> str | None:
@@ -328,8 +419,10 @@ def write_settings(path: str, text: str, existed: bool) -> str | None:
 # ---- findings: entries that would not run -----------------------------------------
 
 
-def findings_for(path: str, data: dict, read_by_client: bool, environ: dict[str, str] | os._Environ[str] = os.environ) -> list[str]:
-    """Why ralph entries in this file would not do their job, each with a fix."""
+def findings_for(path: str, data: dict, read_by_client: bool, environ: dict[str, str] | os._Environ[str] = os.environ,
+                 release: tuple[int, int, int] | None = None) -> list[str]:
+    """Why ralph entries in this file would not do their job, each with a fix
+    (`release`: the client's, when known)."""
     problems: list[str] = []
     entries = our_entries(data)
     if not entries:
@@ -345,6 +438,12 @@ def findings_for(path: str, data: dict, read_by_client: bool, environ: dict[str,
             close = difflib.get_close_matches(event, CLIENT_EVENTS, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             problems.append(f"{path}: hooks.{event}: no such Claude Code event, this entry never runs{hint} Fix: ralph install (replaces it)")
+            continue
+        if event not in events_of(release):
+            effect = ("this entry never runs" if skips_unknown_events(release)
+                      else "and a file naming an event the client does not know makes it run NONE of the file's hooks")
+            problems.append(f"{path}: hooks.{event}: Claude Code {release_text(release)} has no such event (it came in "
+                            f"{release_text(EVENT_SINCE[event])}), {effect}. Fix: ralph install (writes only the events this client knows)")
             continue
         if event in REQUIRED_TOOLS and event not in NO_MATCHER_EVENTS:
             missing = [tool for tool in REQUIRED_TOOLS[event] if not matcher_matches(matcher, tool)]
@@ -425,6 +524,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--plugin", metavar="DIR", help="write a Claude Code plugin to DIR instead (load it with claude --plugin-dir DIR)")
     parser.add_argument("--sandbox", action="store_true",
                         help="also merge the Bash sandbox settings ralph wants for this project (with --project or --local; needs bubblewrap and socat)")
+    parser.add_argument("--client", metavar="PATH", help="the Claude Code executable whose events to write (default: claude on PATH)")
     parser.add_argument("--mcp", action="store_true",
                         help="also register `ralph mcp`, the agent's tools, in Claude Code's MCP servers of that scope (needs ralph-hooks[mcp])")
     args = parser.parse_args(argv)
@@ -438,8 +538,11 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("ralph install: --mcp " + ("registers a server in a settings scope, not in a plugin" if args.plugin else
                          f"needs the MCP SDK, which is not installed here: {MCP_INSTALL_HINT}") + "; nothing was written\n")
         return 2
+    release, status = client_for_install(args.client)
+    if status:
+        return status
     if args.plugin:
-        return write_plugin(args.plugin, program, args.dry_run)
+        return write_plugin(args.plugin, program, args.dry_run, events_of(release))
     root = project_root(os.getcwd())
     scope = scope_of(args)
     path = settings_path(scope, root)
@@ -448,8 +551,9 @@ def main(argv: list[str]) -> int:
     except SettingsError as e:
         sys.stderr.write(f"ralph install: {e}\n")
         return 1
-    fixed = findings_for(path, data, True)
-    wanted = merged(data, program)
+    fixed = findings_for(path, data, True, release=release)
+    events = events_of(release)
+    wanted = merged(data, program, events)
     if args.sandbox:
         layer = sandbox_layer(root)
         if layer is None:
@@ -457,7 +561,7 @@ def main(argv: list[str]) -> int:
         wanted = merge_settings(wanted, layer)
     if args.mcp:
         wanted = mcp_install.with_tools_env(wanted)
-    new = render(wanted)
+    new = settings_text(old, wanted, wanted_hooks(program, events))
     status = 0
     if old is not None and (new == old or wanted == data):
         print(f"ralph hooks already installed in {path}; nothing changed")
@@ -468,13 +572,23 @@ def main(argv: list[str]) -> int:
             print(f"(dry run: {path} not written)")
         else:
             try:
-                backup = write_settings(path, new, old is not None)
+                made = missing_dirs(path)
+                previous = read_record(path)
+                own_write = previous is not None and old is not None and previous.get("written") == digest(old)
+                backup = write_settings(path, new, old is not None and not own_write)
+                write_record(path, old, new, backup, made)
             except OSError as e:
                 sys.stderr.write(f"ralph install: cannot write {path}: {e.strerror or e}; nothing was changed\n")
                 return 1
             print(f"installed ralph hooks in {path} ({scope} settings){f'; backup: {backup}' if backup else ''}")
             for problem in fixed:
                 print(f"  replaced an entry that would not have worked: {problem}")
+    foreign = unknown_events(wanted, release)
+    if foreign and not skips_unknown_events(release):
+        sys.stderr.write(f"ralph install: WARNING: {path} also names hook events Claude Code {release_text(release)} does not know "
+                         f"({', '.join(foreign)}): this client then runs NO hook from the file, ralph's included. "
+                         "Remove those entries or update Claude Code.\n")
+        status = 1
     state = os.path.join(root, ".ralph")
     if not args.dry_run and os.path.isdir(state) and not os.path.lexists(os.path.join(state, ".gitignore")):
         ensure_state_gitignore(state)
@@ -494,6 +608,34 @@ def main(argv: list[str]) -> int:
             how = f" `ralph uninstall --{label}` removes those." if label in SCOPES else ""
             print(f"note: {other} ({label} settings) also has ralph entries; both run.{how}")
     return status
+
+
+def client_for_install(explicit: str | None) -> tuple[tuple[int, int, int] | None, int]:
+    """(the client's release or None, exit status when install must stop),
+    saying on stdout what this client gets and what it cannot have."""
+    binary = find_client(explicit)
+    if binary is None:
+        print("note: no Claude Code found (`claude` on PATH): writing the entries of current releases. A client before "
+              f"{release_text(EVENT_SINCE['PostToolUseFailure'])} runs NO hook from a file naming PostToolUseFailure: "
+              "there, run `ralph install --client PATH` (or with `claude` on PATH).")
+        return None, 0
+    text, why = client_version(binary)
+    release = client_release(text)
+    if release is None:
+        if explicit:
+            sys.stderr.write(f"ralph install: cannot tell the release of {binary}: {why or text!r}; nothing was written\n")
+            return None, 2
+        print(f"note: cannot tell the release of {binary} ({why or text!r}): writing the entries of current releases")
+        return None, 0
+    if release < EVENT_SINCE["PreToolUse"]:
+        sys.stderr.write(f"ralph install: Claude Code {release_text(release)} has no hooks (they came in "
+                         f"{release_text(EVENT_SINCE['PreToolUse'])}); update it. Nothing was written\n")
+        return release, 1
+    missing = missing_for(release)
+    print(f"Claude Code {release_text(release)} ({binary})" + (f": not writing {', '.join(missing)}" if missing else ""))
+    for event in missing:
+        print(f"  {what_is_missing(event, release)}. Update Claude Code for that.")
+    return release, 0
 
 
 def sandbox_layer(root: str) -> dict | None:
@@ -545,37 +687,6 @@ def handle_ignored(root: str, args: argparse.Namespace) -> int:
     return status
 
 
-def uninstall_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ralph uninstall", description="Remove exactly ralph's hook entries from a settings file (and `ralph mcp` from "
-                                     "that scope's MCP servers); nothing else.")
-    add_scope_flags(parser)
-    parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
-    args = parser.parse_args(argv)
-    root = project_root(os.getcwd())
-    path = settings_path(scope_of(args), root)
-    try:
-        data, old = read_settings(path)
-    except SettingsError as e:
-        sys.stderr.write(f"ralph uninstall: {e}\n")
-        return 1
-    tools = mcp_install.uninstall(scope_of(args), root, os.environ, args.dry_run)  # `ralph mcp`, if registered
-    if not our_entries(data) and mcp_install.without_tools_env(data) == data:
-        print(f"no ralph hooks in {path}; nothing changed")
-        return tools
-    new = render(mcp_install.without_tools_env(without_ours(data)))
-    sys.stdout.write(diff(path, old, new))
-    if args.dry_run:
-        print(f"(dry run: {path} not written)")
-        return 0
-    try:
-        backup = write_settings(path, new, True)
-    except OSError as e:
-        sys.stderr.write(f"ralph uninstall: cannot write {path}: {e.strerror or e}; nothing was changed\n")
-        return 1
-    print(f"removed ralph hooks from {path}; backup: {backup}")
-    return tools
-
-
 # ---- the plugin ---------------------------------------------------------------------------
 
 PLUGIN_NAME = "ralph-hooks"
@@ -590,9 +701,11 @@ def plugin_manifest() -> dict:
     }
 
 
-def plugin_hooks() -> dict:
-    """hooks/hooks.json: the same entries, through the fail-closed launcher."""
-    return {"hooks": wanted_hooks(LAUNCHER_COMMAND)}
+def plugin_hooks(events: frozenset[str] | None = None) -> dict:
+    """hooks/hooks.json: the same entries, through the fail-closed launcher
+    (only `events`, the client's, when given: 2.0.25 - 2.0.55 take
+    --plugin-dir but run none of a plugin's hooks when it names PostToolUseFailure)."""
+    return {"hooks": wanted_hooks(LAUNCHER_COMMAND, events)}
 
 
 def launcher_text(program: str | None = None) -> str:
@@ -603,10 +716,10 @@ def launcher_text(program: str | None = None) -> str:
     return text
 
 
-def write_plugin(directory: str, program: str, dry_run: bool) -> int:
+def write_plugin(directory: str, program: str, dry_run: bool, events: frozenset[str] | None = None) -> int:
     files = {
         os.path.join(".claude-plugin", "plugin.json"): json.dumps(plugin_manifest(), indent=2) + "\n",
-        os.path.join("hooks", "hooks.json"): render(plugin_hooks()),
+        os.path.join("hooks", "hooks.json"): render(plugin_hooks(events)),
         os.path.join("hooks", LAUNCHER_NAME): launcher_text(program),
     }
     for rel, text in files.items():

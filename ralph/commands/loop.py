@@ -2,7 +2,8 @@
 agent process per iteration, verified and committed one by one.
 
 Exit codes: 0 complete, 1 error, 2 bad usage / config / plan, 3 max_iterations,
-4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
+4 blocked, 5 no_changes, 6 hook_abort, 7 budget, 8 rate_limited, 130 SIGINT,
+143 SIGTERM.
 
 `--dry-run` stays cheap (no subprocess, no git): it reads the config and the
 plan and prints the next story with its full prompt. What it does not need
@@ -41,7 +42,7 @@ def step(name: str) -> object:
 
 
 # The options, defined once: (flags, argparse.add_argument keywords), with each
-# value's type named ("positive_int", "float", "int": ralph.commands.loop_arguments.TYPES).
+# value's type named ("positive_int", "float", "int", "amount": ralph.commands.loop_arguments.TYPES).
 OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
     (("--plan",), {"help": "plan file (plan.md or prd.json); default: .ralph/plan.md, .ralph/prd.json, or the newest .ralph/PRD-N/"}),
     (("--prompt",), {"help": "prompt template for build iterations (default: the packaged PROMPT.md)"}),
@@ -53,8 +54,11 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict], ...] = (
     (("--verify",), {"metavar": "CMD", "help": "verify command that must pass before a story counts as done"}),
     (("--timeout",), {"type": "float", "metavar": "SECONDS", "help": "agent timeout per iteration"}),
     (("--no-progress-limit",), {"type": "int", "metavar": "N", "help": "stop after N iterations without progress (0: never)"}),
+    (("--max-cost-usd",), {"type": "amount", "metavar": "USD", "help": "stop (finish budget, exit 7) once the agents cost this much (the client's estimate)"}),
+    (("--max-tokens",), {"type": "positive_int", "metavar": "N", "help": "stop (finish budget, exit 7) once the agents used N input + output tokens"}),
     (("-C", "--directory"), {"metavar": "DIR", "help": "project directory (default: the current one)"}),
     (("-q", "--quiet"), {"action": "store_true", "help": "do not stream the agent's output to the terminal"}),
+    (("--allow-dirty",), {"action": "store_true", "help": "start even with uncommitted changes outside .ralph/ (they may end up in the agent's commits)"}),
 )
 
 
@@ -107,11 +111,14 @@ def load_settings(args: object) -> LoopSettings:
         "verify_command": args.verify,  # type: ignore[attr-defined]
         "timeout_seconds": args.timeout,  # type: ignore[attr-defined]
         "no_progress_limit": args.no_progress_limit,  # type: ignore[attr-defined]
+        "max_cost_usd": args.max_cost_usd,  # type: ignore[attr-defined]
+        "max_tokens": args.max_tokens,  # type: ignore[attr-defined]
     }
     settings = loop_settings(root, config, config_path(root), flags)
     settings.once = args.once  # type: ignore[attr-defined]
     settings.dry_run = args.dry_run  # type: ignore[attr-defined]
     settings.quiet = args.quiet  # type: ignore[attr-defined]
+    settings.allow_dirty = args.allow_dirty  # type: ignore[attr-defined]
     return settings
 
 

@@ -15,7 +15,8 @@ command passes, and the loop has committed it as `feat(<id>): <title>`.
 """
 EPILOG = """\
 exit codes: 0 complete, 1 error, 2 bad usage/config/plan, 3 max_iterations,
-4 blocked, 5 no_changes, 6 hook_abort, 130 SIGINT, 143 SIGTERM.
+4 blocked, 5 no_changes, 6 hook_abort, 7 budget, 8 rate_limited, 130 SIGINT,
+143 SIGTERM.
 config: [loop] in ralph.toml (see docs/loop.md).
 """
 
@@ -30,8 +31,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def amount(text: str) -> float:
+    """A sum of money: a number, not negative."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
 # OPTIONS names each value's type; these read them
-TYPES = {"positive_int": positive_int, "float": float, "int": int}
+TYPES = {"positive_int": positive_int, "float": float, "int": int, "amount": amount}
 
 
 def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -3,9 +3,11 @@ iterations and the rollbacks, from `.ralph/` and git. Read-only."""
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
 import os
 import sys
+import time
 
 from ralph.config.reading import load_config, section
 from ralph.config.schema import ConfigError
@@ -21,10 +23,12 @@ from ralph.loop import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
 from ralph.loop.settings import resolve
+from ralph.loop.usage import format_cost, format_tokens
 from ralph.mcp.records import merge_requests
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5
+WAITING_FOR = {"usage_limit": "the usage limit", "transient": "a retry after a transient API error", "hung": "a retry of a hung agent"}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -131,11 +135,24 @@ def render(report: dict) -> str:
             state = "running" if run.get("live") else "stale (" + run.get("note", "") + ")"
             lines.append(f"run {run.get('run_id')}: {state}, iteration {run.get('iteration')}, "
                          f"{story.get('id', 'planning')} since {run.get('started')} (stage {run.get('stage_name', run.get('stage'))})")
+            waiting = run.get("waiting")
+            if run.get("live") and isinstance(waiting, dict):
+                lines.append(f"waiting for {WAITING_FOR.get(str(waiting.get('reason')), waiting.get('reason'))} "
+                             f"until {local_clock(waiting.get('until'))} (since {local_clock(waiting.get('since'))}); "
+                             f"then {story.get('id', 'the same iteration')} again")
         else:
             lines.append(f"last run {run.get('run_id')}: {finish.get('type', run.get('status'))} at {finish.get('at', '?')}: "
                          f"{finish.get('message', '')} (exit {finish.get('exit_code', '?')})")
+        lines.extend(usage_lines(run))
     else:
         lines.append("run: none yet")
+    if run and run.get("branch"):
+        line = f"branch: {run['branch']} (the run's commits are there)"
+        handoff = run.get("handoff")
+        if isinstance(handoff, dict) and handoff.get("mode") not in (None, "none"):
+            line += f"; hand-off {handoff.get('mode')}: " + ("done" + (f", {handoff['url']}" if handoff.get("url") else "")
+                                                              if handoff.get("ok") else f"FAILED: {handoff.get('error')}")
+        lines.append(line)
     gate = report.get("waiting")
     if gate:
         lines.append(f"waiting for approval at {gate.get('point')} ({gate.get('hook')}) since {gate.get('since')}, until {gate.get('until')}:")
@@ -153,6 +170,11 @@ def render(report: dict) -> str:
             extra = f" commit {event['commit'][:12]}" if event.get("commit") else ""
             if event.get("rollback", {}).get("ref"):
                 extra += f" rollback {event['rollback']['ref']}"
+            usage = event.get("usage")
+            if isinstance(usage, dict) and isinstance(usage.get("cost_usd"), (int, float)):
+                extra += f" {format_cost(usage['cost_usd'])}"
+            if event.get("attempt_counted") is False:
+                extra += " (not counted)"
             lines.append(f"  #{event.get('iteration')} {event.get('story') or event.get('stage')}: {event.get('result')} "
                          f"(agent exit {event.get('agent_exit')}, verify {verify}, {event.get('duration_s', '?')}s){extra}")
     if report["rollbacks"]:
@@ -175,6 +197,38 @@ def render(report: dict) -> str:
     for problem in report["problems"]:
         lines.append(f"problem: {problem}")
     return "\n".join(lines) + "\n"
+
+
+def local_clock(stamp: object) -> str:
+    """2026-11-26T03:12:00Z -> 04:12 in the local time zone (with the date when not today)."""
+    if not isinstance(stamp, str):
+        return "?"
+    try:
+        epoch = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return stamp
+    local = time.localtime(epoch)
+    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d", time.localtime())
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
+
+
+def usage_lines(run: dict) -> list[str]:
+    """What the run's agents used (run.json `usage`): the run, then each story."""
+    usage = run.get("usage")
+    if not isinstance(usage, dict) or not usage.get("turns") and not usage.get("cost_usd"):
+        return []
+    number = lambda value: value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0  # noqa: E731
+    lines = [f"usage: {format_cost(number(usage.get('cost_usd')))} (the client's estimate from list prices), "
+             f"{format_tokens(number(usage.get('input_tokens')))} input + {format_tokens(number(usage.get('output_tokens')))} output tokens "
+             f"(+{format_tokens(number(usage.get('cache_read_input_tokens')))} cache reads), {number(usage.get('turns'))} turn(s)"]
+    stories = usage.get("stories")
+    if isinstance(stories, dict):
+        for story, figures in stories.items():
+            if isinstance(figures, dict):
+                tokens = number(figures.get("input_tokens")) + number(figures.get("output_tokens"))
+                lines.append(f"  {story}: {format_cost(number(figures.get('cost_usd')))}, {format_tokens(tokens)} tokens, "
+                             f"{number(figures.get('iterations'))} iteration(s)")
+    return lines
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,142 @@
-"""`ralph uninstall`: see ralph.commands.install (one module owns the settings merge)."""
+"""`ralph uninstall`: take exactly ralph's hook entries out of a settings
+file. A file `ralph install` created is deleted, and one that nothing else
+changed since the install gets its original bytes back from the install's
+backup (the install record beside the file says both); otherwise only
+ralph's entries go, every other byte as it was, after a backup. `ralph mcp`
+leaves that scope's MCP servers too, with the setting `ralph install --mcp`
+wrote.
+"""
 from __future__ import annotations
 
-from ralph.commands.install import uninstall_main
+import argparse
+import json
+import os
+import sys
+
+from ralph.commands.install import (
+    SettingsError,
+    add_scope_flags,
+    diff,
+    digest,
+    our_entries,
+    read_record,
+    read_settings,
+    record_path,
+    scope_of,
+    settings_path,
+    settings_text,
+    without_ours,
+    write_settings,
+)
+from ralph.mcp import install as mcp_install
+from ralph.state.locations import project_root
 
 
 def main(argv: list[str]) -> int:
     return uninstall_main(argv)
+
+
+def uninstall_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ralph uninstall", description="Remove exactly ralph's hook entries from a settings file (and `ralph mcp` "
+                                     "from that scope's MCP servers); nothing else. "
+                                     "A file ralph created is deleted, and one nothing else changed since `ralph install` gets its original bytes back.")
+    add_scope_flags(parser)
+    parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    args = parser.parse_args(argv)
+    root = project_root(os.getcwd())
+    path = settings_path(scope_of(args), root)
+    try:
+        data, old = read_settings(path)
+    except SettingsError as e:
+        sys.stderr.write(f"ralph uninstall: {e}\n")
+        return 1
+    tools = mcp_install.uninstall(scope_of(args), root, os.environ, args.dry_run)  # `ralph mcp`, if registered
+    return max(tools, without_hooks(path, data, old, args.dry_run))
+
+
+def without_hooks(path: str, data: dict, old: str | None, dry_run: bool) -> int:
+    """The settings file without ralph's entries (and the agent tools' setting)."""
+    record = read_record(path)
+    if not our_entries(data) and mcp_install.without_tools_env(data) == data:
+        print(f"no ralph hooks in {path}; nothing changed")
+        if record is not None and not dry_run:
+            remove_quietly(record_path(path))  # it describes a file that is no longer ours to restore
+        return 0
+    assert old is not None
+    untouched = record is not None and old is not None and record.get("written") == digest(old)
+    if untouched and record.get("created"):
+        return delete_created(path, record, old, dry_run)
+    original = original_text(record) if untouched else None
+    if original is not None:
+        return restore_original(path, record, old, original, dry_run)
+    new = settings_text(old, mcp_install.without_tools_env(without_ours(data)), {})
+    if record is not None and record.get("created") and json.loads(new) == {}:
+        return delete_created(path, record, old, dry_run)
+    sys.stdout.write(diff(path, old, new))
+    if dry_run:
+        print(f"(dry run: {path} not written)")
+        return 0
+    try:
+        backup = write_settings(path, new, True)
+    except OSError as e:
+        sys.stderr.write(f"ralph uninstall: cannot write {path}: {e.strerror or e}; nothing was changed\n")
+        return 1
+    remove_quietly(record_path(path))
+    print(f"removed ralph hooks from {path}; backup: {backup}")
+    return 0
+
+
+def original_text(record: dict) -> str | None:
+    """The bytes the install's backup kept, when they are there and hold no
+    ralph entry (a re-install over a changed file backed up ralph's own)."""
+    backup = record.get("backup")
+    if not isinstance(backup, str):
+        return None
+    try:
+        data, text = read_settings(backup)
+    except SettingsError:
+        return None
+    return None if text is None or our_entries(data) else text
+
+
+def delete_created(path: str, record: dict, old: str, dry_run: bool) -> int:
+    sys.stdout.write(diff(path, old, ""))
+    if dry_run:
+        print(f"(dry run: {path}, which ralph install created, not deleted)")
+        return 0
+    try:
+        os.unlink(path)
+    except OSError as e:
+        sys.stderr.write(f"ralph uninstall: cannot delete {path}: {e.strerror or e}; nothing was changed\n")
+        return 1
+    remove_quietly(record_path(path))
+    for directory in record.get("made_dirs") or []:
+        try:
+            os.rmdir(directory)  # only an empty one: what else is there stays
+        except OSError:
+            break
+    print(f"removed {path}: ralph install had created it and nothing else is in it")
+    return 0
+
+
+def restore_original(path: str, record: dict, old: str, original: str, dry_run: bool) -> int:
+    sys.stdout.write(diff(path, old, original))
+    if dry_run:
+        print(f"(dry run: {path} not written)")
+        return 0
+    try:
+        write_settings(path, original, False)
+    except OSError as e:
+        sys.stderr.write(f"ralph uninstall: cannot write {path}: {e.strerror or e}; nothing was changed\n")
+        return 1
+    remove_quietly(record_path(path))
+    remove_quietly(record["backup"])  # the file now holds exactly these bytes
+    print(f"restored {path} to its bytes before `ralph install` (nothing else had changed it)")
+    return 0
+
+
+def remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -18,6 +18,7 @@ SECTIONS: dict[str, str] = {
     "tests": "ralph.rules.outcome.tests_config:TESTS_TABLE",
     "sandbox": "ralph.sandbox:SANDBOX_TABLE",
     "hooks": "ralph.loop.lifecycle.config:HOOKS_TABLE",
+    "handoff": "ralph.loop.handoff:HANDOFF_TABLE",
 }
 
 

@@ -26,7 +26,7 @@ from ralph.claude.bash_results import tree_at_checkpoint
 from ralph.loop import hook_calls
 from ralph.loop.commit import roll_back
 from ralph.loop.run import Iteration, Run
-from ralph.loop.sandbox_layer import CLAUDE_WORD, runs_claude
+from ralph.loop.agent_command import runs_claude, with_flags
 from ralph.mcp import records
 from ralph.mcp.launch import INSTALL_HINT, SERVER_NAME, sdk_installed, server_command
 from ralph.mcp.tree import fingerprint
@@ -77,13 +77,7 @@ def environment(run: Run, it: Iteration, env: dict[str, str]) -> dict[str, str]:
 def with_mcp_config(command: list[str] | str, config_file: str) -> list[str] | str:
     """`--mcp-config=<file>` right after the `claude` word. The `=` form: the
     flag takes several values, and a bare one would swallow the words after it."""
-    flag = f"--mcp-config={config_file}"
-    if isinstance(command, list):
-        at = next(i for i, word in enumerate(command) if os.path.basename(word) == "claude")
-        return [*command[: at + 1], flag, *command[at + 1:]]
-    m = CLAUDE_WORD.search(command)
-    assert m is not None
-    return command[: m.end()] + " " + shlex.quote(flag) + command[m.end():]
+    return with_flags(command, f"--mcp-config={config_file}")
 
 
 def write_context(run: Run, it: Iteration) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ralph.loop import paths, records, recovery
+from ralph.loop.branch import diffstat
 from ralph.loop.clock import utc_now
 from ralph.loop.proc import git, head_sha
 from ralph.loop.run import Iteration, Run
@@ -58,6 +59,7 @@ def commit_story(run: Run, it: Iteration) -> str:
         return "commit_failed"
     recovery.clear_intent(run.state_dir)
     it.event["commit"] = head_sha(run.root)
+    it.event["diffstat"] = diffstat(run.root)  # for the report
     run.done_this_run.append(story.id)
     return "done"
 

@@ -1,13 +1,25 @@
 """What the person at the terminal sees: on a TTY one status line (iteration
-i/N, story, elapsed, last result) kept below the streamed agent output; plain
-`ralph-loop:` lines otherwise (logs, CI)."""
+i/N, story, elapsed, the agent's turns, tokens and cost, last result) kept
+below the agent's output; plain `ralph-loop:` lines otherwise (logs, CI).
+
+The agent's output is shown as it is, or, when it speaks Claude Code's
+stream-json (ralph.loop.stream), as a live view: the assistant's text, one
+line per tool call (`→ Bash: pytest -q`, `→ Edit: src/app.py`) and notes (a
+failed tool, the client retrying, a rate limit). Everything shown goes
+through ralph.redaction first.
+"""
 from __future__ import annotations
 
 import os
 import sys
 import time
+from collections.abc import Callable
+
+from ralph.redaction import redact
 
 CLEAR_LINE = "\r\x1b[K"
+TEXT_LINES = 12  # of one assistant message; the rest is in the iteration's log
+ITEM_PREFIX = {"tool": "  → ", "note": "  · ", "text": "  "}
 
 
 def format_duration(seconds: float) -> str:
@@ -22,7 +34,7 @@ def format_duration(seconds: float) -> str:
 
 
 class Display:
-    __slots__ = ("out", "tty", "quiet", "status_text", "status_shown", "line_open", "started", "last_draw")
+    __slots__ = ("out", "tty", "quiet", "status_text", "status_shown", "line_open", "started", "last_draw", "live")
 
     def __init__(self, out: object = None, quiet: bool = False, tty: bool | None = None) -> None:
         self.out = out if out is not None else sys.stdout
@@ -33,6 +45,7 @@ class Display:
         self.line_open = False  # streamed output ended mid-line
         self.started = time.monotonic()
         self.last_draw = 0.0
+        self.live: Callable[[], str] | None = None  # what the status line adds while an agent runs
 
     def _write(self, text: str) -> None:
         self.out.write(text)  # type: ignore[attr-defined]
@@ -53,6 +66,9 @@ class Display:
         if not self.tty or not self.status_text or self.line_open:
             return
         text = self.status_text.replace("{elapsed}", format_duration(time.monotonic() - self.started))
+        live = self.live() if self.live is not None else ""
+        if live:
+            text = text.replace(" · last: ", f" · {live} · last: ", 1) if " · last: " in text else f"{text} · {live}"
         width = max(20, self._width() - 1)
         if len(text) > width:
             text = text[: width - 1] + "…"
@@ -88,6 +104,24 @@ class Display:
         text = chunk.decode("utf-8", "replace")
         self._write(text)
         self.line_open = not text.endswith("\n")
+        self._draw_status()
+
+    def agent_item(self, kind: str, text: str) -> None:
+        """One item of the live view (ralph.loop.stream.AgentStream.on_item)."""
+        if self.quiet:
+            return
+        if kind == "raw":
+            self.output((str(redact(text)) + "\n").encode("utf-8", "replace"))
+            return
+        lines = [line for line in str(redact(text)).splitlines() if line.strip()] if kind == "text" else [str(redact(text))]
+        if len(lines) > TEXT_LINES:
+            lines = lines[:TEXT_LINES] + [f"… ({len(lines) - TEXT_LINES} more lines in the log)"]
+        prefix = ITEM_PREFIX.get(kind, "  ")
+        self._hide_status()
+        if self.line_open:
+            self._write("\n")
+            self.line_open = False
+        self._write("".join(prefix + line + "\n" for line in lines))
         self._draw_status()
 
     def close(self) -> None:

@@ -237,6 +237,7 @@ def judge(run: Run, it: Iteration) -> str | None:
     denials = read_denials(run.state_dir, run.run_id, run.iteration)
     if denials:
         it.event["guard_denials"] = len(denials)
+        it.event["denied"] = [{"command": str(d.get("command", ""))[:200], "reason": str(d.get("reason", ""))[:300]} for d in denials[-10:]]
     after = git_control_files(root)
     changed = changed_control_files(start["control"], after)
     if changed:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.loop import paths, records
+from ralph.loop import delivery, paths, records
 from ralph.loop.clock import utc_now
 from ralph.loop.lifecycle.engine import FireResult, load_engine
 from ralph.loop.proc import git
@@ -87,6 +87,9 @@ def story_blocked(run: Run, story_id: str, title: str, reason: str, by: str, que
     event.update(detail)
     records.append_event(run.state_dir, event)
     fire(run, "story_blocked", story_id=story_id, story_title=title, reason=reason, question=question)
+def usage_limit(run: Run, reset_at: str, wait_seconds: float, reason: str) -> None:
+    """The run waits for a usage limit (ralph.loop.waits): when it resets, how long, what the client said."""
+    fire(run, "usage_limit", reset_at=reset_at, wait_seconds=wait_seconds, reason=reason)
 
 
 def session_end(run: Run, finish: Finish, elapsed: float) -> None:
@@ -96,7 +99,8 @@ def session_end(run: Run, finish: Finish, elapsed: float) -> None:
         return
     try:
         fire(run, "session_end", finish_type=finish.type, finish_message=finish.message,
-             total_iterations=run.iteration, total_commits=len(run.done_this_run), duration=round(elapsed, 3))
+             total_iterations=run.iteration, total_commits=len(run.done_this_run), duration=round(elapsed, 3),
+             **delivery.session_end_context(run))
     except Exception as e:  # noqa: BLE001 - the run is over; report, never crash the finish
         run.display.message(f"hooks: session_end failed: {e}")
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from ralph.loop import guarding, hook_calls, prepare, records
+from ralph.loop import guarding, hook_calls, prepare, records, waits
 from ralph.loop.agent import run_agent
 from ralph.loop.clock import utc_now
 from ralph.loop.run import Finish, Iteration, Run
@@ -38,9 +38,13 @@ def plan_iteration(run: Run) -> bool:
         result = guarded
     elif agent.timed_out:
         run.fail("PLAN", "timeout", f"the planning agent was stopped after {it.stage.timeout_seconds:g}s")
-    record(run, it, result)
+    retry = waits.planning_retry(run, it, agent.outcome, result)  # a usage limit, transient error or hang
+    record(run, it, retry.result if retry is not None else result)
     if agent.interrupted:
         run.check_stop_requests()
+    if retry is not None:
+        waits.wait(run, it, retry)
+        return False
     return valid and not changed and not agent.timed_out and agent.exit_code == 0 and not guarded
 
 

@@ -59,6 +59,9 @@ def write_state(run: Run, story: Story | None, checkpoint: str, started: str, lo
         "stage_name": stage.name,
         "run_started": run.started_at,
         "log": paths.relative(run.root, log),
+        "usage": run.usage.to_json(),  # the run's totals so far (ralph.loop.usage)
+        "waiting": None,
+        "branch": run.branch,
         "finish": None,
     }
     records.write_run_state(run.state_dir, run.state)

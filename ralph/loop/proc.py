@@ -107,11 +107,12 @@ class RedactedLog(LineLog):
 
 
 class ProcessResult:
-    __slots__ = ("exit_code", "timed_out", "interrupted", "duration", "tail", "error")
+    __slots__ = ("exit_code", "timed_out", "idle_timed_out", "interrupted", "duration", "tail", "error")
 
     def __init__(self) -> None:
         self.exit_code: int | None = None
         self.timed_out = False
+        self.idle_timed_out = False  # printed nothing for the idle timeout: its group was ended
         self.interrupted = False
         self.duration = 0.0
         self.tail = b""
@@ -286,18 +287,26 @@ def end_recorded_group(identity: object) -> int:
 
 
 def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, timeout: float,
-                  sinks: list, interrupts: Interrupts, env: dict[str, str] | None = None) -> ProcessResult:
+                  sinks: list, interrupts: Interrupts, env: dict[str, str] | None = None,
+                  idle_timeout: float | None = None, on_tick: object = None) -> ProcessResult:
     """Run `command` in a new process group, feed it stdin_data, pass every
-    chunk of its merged stdout/stderr to each sink, and stop it at the timeout
-    or on an interrupt. Never raises for a child that fails to start."""
+    chunk of its merged stdout/stderr to each sink, and stop it at the
+    timeout, after `idle_timeout` seconds without output, or on an interrupt.
+    `on_tick()` is called a few times a second while it runs (a status line's
+    clock). Never raises for a child that fails to start."""
     argv = argv_for(command)
 
     def to_sinks(chunk: bytes) -> None:
         for sink in sinks:
             sink(chunk)
 
-    ran = process.run(argv, cwd=cwd, env=env, stdin=stdin_data, timeout=timeout, max_bytes=TAIL_BYTES,
-                      on_output=to_sinks, stop=lambda: interrupts.stopping, on_group=interrupts.attach,
+    def stop() -> bool:
+        if on_tick is not None:
+            on_tick()  # type: ignore[operator]
+        return interrupts.stopping
+
+    ran = process.run(argv, cwd=cwd, env=env, stdin=stdin_data, timeout=timeout, idle_timeout=idle_timeout or None,
+                      max_bytes=TAIL_BYTES, on_output=to_sinks, stop=stop, on_group=interrupts.attach,
                       kill_grace=KILL_GRACE_SECONDS, drain=DRAIN_SECONDS)
     result = ProcessResult()
     result.duration = ran.duration
@@ -306,6 +315,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
         return result
     result.exit_code = ran.exit_code
     result.timed_out = ran.timed_out
+    result.idle_timed_out = ran.idle_timed_out
     result.interrupted = interrupts.stopping
     result.tail = bytes(ran.output.tail)
     return result

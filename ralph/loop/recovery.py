@@ -11,45 +11,106 @@ The plan must never be ahead of git: a story marked done has its
   ticks a verified story and commits it, and removed once the commit is made
   or undone.
 
+Before anything, a run takes `.ralph/loop.lock` (flock(2): the kernel lets
+go of it when the loop dies, however it dies). A second ralph-loop started
+on the same project while one runs is refused there, before it reads or
+writes any state of the running one, and says which loop holds it.
+
 On start, `recover()`:
-1. refuses to run beside a ralph-loop that is still alive on this project;
+1. refuses to run beside a ralph-loop that is still alive on this project
+   (one recorded in run.json that does not take the lock);
 2. kills the killed run's child group if it is still running (the agent and
    whatever it started), recognised by its leader's start time;
 3. removes temp files (`.<name>.<pid>.tmp`) whose writer is gone;
-4. puts back the killed run's plan as it was at its checkpoint when it has
+4. removes git's own lock files (`index.lock`, `HEAD.lock`, a ref's lock)
+   that a git process killed with the loop left, when no git process of this
+   repository is alive (ralph.rollback.git_locks): otherwise every commit
+   and every rollback fails from then on;
+5. finishes a rollback or restore that was killed half-way (its journal,
+   ralph.rollback.journal), so the tree is not left half reset;
+6. puts back the killed run's plan as it was at its checkpoint when it has
    lost a story it had there: an edit of the plan cut short by the kill (a
    file truncated and not yet written again) must not read as "nothing left
    to do"; the plan as it was found is kept in `.ralph/recovered/` (a plan cut
    mid-line cannot be read, and stops the loop with its file and line);
-5. for the story in the intent record, and the killed run's story: if it is
+7. for the story in the intent record, and the killed run's story: if it is
    marked done but has no `feat(ID)` commit since its checkpoint, marks it to
    do again (its work stays in the tree, uncommitted; the next iteration
    re-verifies it before it is committed) and takes back the progress note the
    interrupted commit added;
-6. says what it did: on the terminal, in events.jsonl (`crash_recovery`) and
+8. says what it did: on the terminal, in events.jsonl (`crash_recovery`) and
    in failures.jsonl, so the next prompt tells the agent too.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import subprocess
+import time
 
 from ralph.loop import records
 from ralph.loop.clock import utc_now
-from ralph.loop.proc import Watchdog, end_recorded_group, git, is_same_process, process_identity
-from ralph.loop.run import Finish, Run
+from ralph.loop.proc import Watchdog, end_recorded_group, git, group_members, is_same_process, process_identity
+from ralph.loop.run import Run
 from ralph.plan import PlanError, parse_stories, set_story_state, story_state
 from ralph.process import pid_alive
+from ralph.rollback.git import Repo, RollbackError
+from ralph.rollback.git_locks import clear_stale_locks
+from ralph.rollback.restore import finish_interrupted
 from ralph.state.files import atomic_write, read_json_object
 
 INTENT_FILE = "commit_intent.json"
+LOOP_LOCK_FILE = "loop.lock"
 TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.state.files.atomic_write's temp names
 
 
 class AnotherLoopRunning(Exception):
-    pass
+    """Another ralph-loop runs on this project: this one stops before touching anything."""
+
+
+class LoopLock:
+    """`.ralph/loop.lock`, held for the whole run. The file stays (it is the
+    lock's name, not the lock) and says who holds it."""
+
+    __slots__ = ("path", "fd")
+
+    def __init__(self, state_dir: str) -> None:
+        self.path = os.path.join(state_dir, LOOP_LOCK_FILE)
+        self.fd = -1
+
+    def acquire(self) -> None:
+        """Raises AnotherLoopRunning, naming the loop that holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise AnotherLoopRunning(refusal(read_json_object(self.path), os.path.dirname(self.path))) from None
+        self.fd = fd
+        data = json.dumps(process_identity(os.getpid())).encode() + b"\n"
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        except OSError:
+            pass  # a full disk: the lock holds all the same, unnamed
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def refusal(holder: dict | None, state_dir: str) -> str:
+    """The message of a refused loop: which loop runs, and what to do."""
+    pid = holder.get("pid") if isinstance(holder, dict) else None
+    state = records.read_run_state(state_dir) or {}
+    loop = state.get("loop") if isinstance(state.get("loop"), dict) else {}
+    run = f", run {state.get('run_id')}" if state.get("run_id") and (pid is None or loop.get("pid") == pid) else ""
+    who = f"pid {pid}{run}" if pid else "its pid not known yet"
+    return (f"another ralph-loop ({who}) is running in this project; stop it first (Ctrl-C, or `kill` it), "
+            "or wait for it to finish. Nothing of it was touched")
 
 
 def write_intent(state_dir: str, record: dict) -> None:
@@ -176,27 +237,31 @@ def _truncate(path: str, size: object) -> None:
         atomic_write(path, data[:size])
 
 
-def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[str]) -> list[tuple[str | None, str]]:
+def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[str],
+            warnings: list[str] | None = None) -> list[tuple[str | None, str]]:
     """Everything above; returns what was done, (story or None, one sentence)
-    each (empty: nothing to do). Raises AnotherLoopRunning when the recorded
-    loop is still alive."""
+    each (empty: nothing to do); what was found and left (a git lock a live
+    git may hold) goes to `warnings`. Raises AnotherLoopRunning when the
+    recorded loop is still alive."""
     done: list[tuple[str | None, str]] = []
     crashed = isinstance(previous, dict) and previous.get("status") == "running"
     if crashed:
         assert previous is not None
         if is_same_process(previous.get("loop")):
-            raise AnotherLoopRunning(
-                f"another ralph-loop (pid {previous['loop']['pid']}, run {previous.get('run_id')}) is running in this project; "
-                "stop it first (Ctrl-C, or `kill` it), or wait for it to finish"
-            )
+            raise AnotherLoopRunning(refusal(previous["loop"], state_dir))
         killed = end_recorded_group(previous.get("child_group"))
         if killed:
+            wait_for_group_end(previous["child_group"]["pid"])  # a git among them must be gone before its locks are judged
             done.append((None, f"ended {killed} process(es) the killed run {previous.get('run_id')} left running (its agent or verify command)"))
     directories = [state_dir] + [os.path.dirname(p) for p in plan_paths if p]
     removed = clean_temp_files(directories)
     if removed:
         done.append((None, f"removed {len(removed)} temp file(s) a killed writer left: "
                      + ", ".join(os.path.relpath(p, root) for p in removed[:5])))
+    fixed, left = put_git_right(root)
+    done.extend((None, sentence) for sentence in fixed)
+    if warnings is not None:
+        warnings.extend(left)
     intent = read_intent(state_dir)
     if intent is not None:
         story = intent.get("story")
@@ -222,6 +287,37 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
     return done
 
 
+def wait_for_group_end(pgid: int, polls: int = 100) -> None:
+    """SIGKILL is delivered asynchronously: wait (a bounded number of short
+    polls) until no member of the killed group is left."""
+    for _ in range(polls):
+        if not group_members(pgid):
+            return
+        time.sleep(0.05)
+
+
+def put_git_right(root: str) -> tuple[list[str], list[str]]:
+    """Git's lock files a killed git left, and a rollback or restore killed
+    half-way: cleared and finished. (What was done, what was left: a lock a
+    live git process may hold, a rollback that could not be finished), one
+    sentence each."""
+    try:
+        repo = Repo(root)
+    except RollbackError:
+        return [], []
+    removed, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+    try:
+        finished = finish_interrupted(root)
+    except RollbackError as e:
+        kept.append(f"an interrupted rollback could not be finished: {e}")
+        finished = ""
+    if finished.startswith("could not"):
+        kept.append(finished)
+    elif finished:
+        removed.append(finished)
+    return removed, kept
+
+
 # ---- the run's side ----
 
 
@@ -230,14 +326,15 @@ def recover_from_crash(run: Run) -> None:
     its temp files, and untick a story done without its commit. Then make
     sure this run's children die with it."""
     previous = records.read_run_state(run.state_dir)
-    try:
-        done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path])
-    except AnotherLoopRunning as e:
-        raise Finish("error", str(e)) from None
+    warnings: list[str] = []
+    done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path], warnings)  # AnotherLoopRunning: the caller refuses
     previous_id = (previous or {}).get("run_id")
+    crashed = isinstance(previous, dict) and previous.get("status") == "running"
     for story_id, sentence in done:
         run.display.message(f"recovered: {sentence}")
-        run.fail(story_id, "crash", f"the loop was killed (run {previous_id}); on restart: {sentence}")
+        run.fail(story_id, "crash", (f"the loop was killed (run {previous_id}); on restart: " if crashed else "on start: ") + sentence)
+    for sentence in warnings:
+        run.display.message(f"warning: {sentence}")
     if done:
         records.append_event(run.state_dir, {"event": "crash_recovery", "run_id": run.run_id, "at": utc_now(),
                                              "previous_run": previous_id, "actions": [sentence for _, sentence in done]})

@@ -17,6 +17,7 @@ from ralph.loop import paths, records
 from ralph.loop.display import Display
 from ralph.loop.proc import Interrupts, RedactedLog
 from ralph.loop.settings import LoopSettings, Stage, resolve
+from ralph.loop.usage import Totals
 from ralph.plan import Story, load_stories
 from ralph.state.failures import record_failure
 from ralph.state.locations import loop_state_dir as make_state_dir
@@ -29,6 +30,8 @@ FINISH_EXIT = {
     "blocked": 4,
     "no_changes": 5,
     "hook_abort": 6,
+    "budget": 7,
+    "rate_limited": 8,
 }
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
@@ -61,7 +64,8 @@ class StoryBudget:
 class Run:
     """One run of the loop: set up by ralph.loop.runner, read and updated by every step."""
 
-    def __init__(self, settings: LoopSettings, plan_path: str, display: Display, interrupts: Interrupts) -> None:
+    def __init__(self, settings: LoopSettings, plan_path: str, display: Display, interrupts: Interrupts,
+                 clock: object = None) -> None:
         self.settings = settings
         self.root = settings.root
         self.state_dir = make_state_dir(self.root)
@@ -88,6 +92,14 @@ class Run:
         self.sandbox = None  # the SandboxLayer (ralph.loop.sandbox_layer.prepare), before the first iteration
         self.guard_start: dict = {}  # what the guard compares an iteration's end with (ralph.loop.guarding.start)
         self.stuck_iterations: dict[str, int] = {}  # story -> iterations in a row ended by the guard
+        self.clock = clock  # wall time and sleeping for waits (ralph.loop.waits.Clock; tests pass a fake)
+        # what the agents used, carried over from a run that did not complete (ralph.loop.usage)
+        self.usage = Totals.carried_over(records.read_run_state(self.state_dir))
+        self.retry_streak: dict[str, int] = {}  # outcome kind -> uncounted retries in a row (ralph.loop.waits)
+        self.limit_waited = 0.0  # seconds waited for usage limits in a row
+        self.uncounted = 0  # iterations that did not count (usage limit, transient error, hang)
+        self.branch = ""  # the branch the run commits on (ralph.loop.delivery.start)
+        self.delivery = None  # the run branch, [handoff] and the report (ralph.loop.delivery.Delivery)
         self.iteration_logs: list[tuple[str, str]] = []  # (stage name, log path) per iteration: the hooks' STAGE_OUTPUTS
 
     @property

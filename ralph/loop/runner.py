@@ -18,21 +18,32 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop import budgets, hook_calls, paths, records, recovery, sandbox_layer
+from ralph.loop import budgets, delivery, hook_calls, paths, preflight, records, recovery, sandbox_layer, waits
 from ralph.loop.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
 from ralph.loop.planning import plan_iteration
 from ralph.loop.proc import GitError, Interrupts, head_sha
-from ralph.loop.run import Finish, Run, exit_code
+from ralph.loop.run import FINISH_EXIT, Finish, Run, exit_code
 from ralph.loop.settings import LoopSettings
 from ralph.plan import PlanError, Story
 
 
-def run_loop(settings: LoopSettings, plan_path: str, display: Display) -> int:
-    """The whole run; its exit code."""
+def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: waits.Clock | None = None) -> int:
+    """The whole run; its exit code. A second loop on the same project is
+    refused before it reads or writes any state of the running one.
+    `clock`: the wall clock and sleeping of waits (tests pass a fake)."""
     interrupts = Interrupts()  # SIGINT/SIGTERM stop the run (their handlers are the loop's while it runs)
-    run = Run(settings, plan_path, display, interrupts)
+    run = Run(settings, plan_path, display, interrupts, clock or waits.Clock())
+    lock = recovery.LoopLock(run.state_dir)
+    try:
+        lock.acquire()
+    except recovery.AnotherLoopRunning as e:
+        return refused(display, e)
+    except OSError as e:
+        display.message(f"finished: error — cannot take {lock.path}: {e.strerror or e}")
+        display.close()
+        return FINISH_EXIT["error"]
     interrupts.install()
     try:
         try:
@@ -42,6 +53,8 @@ def run_loop(settings: LoopSettings, plan_path: str, display: Display) -> int:
                 if settings.once:
                     break
             raise final_finish(run)
+        except recovery.AnotherLoopRunning as e:  # one recorded in run.json that took no lock (an older version)
+            return refused(display, e)
         except Finish as finish:
             return end(run, finish)
         except (GitError, PlanError, ConfigError, OSError) as e:
@@ -50,20 +63,32 @@ def run_loop(settings: LoopSettings, plan_path: str, display: Display) -> int:
         interrupts.restore()
         if interrupts.watchdog is not None:
             interrupts.watchdog.close()
+        lock.release()
         display.close()
+
+
+def refused(display: Display, refusal: recovery.AnotherLoopRunning) -> int:
+    """Another loop runs here: say so and stop, writing nothing (no finish in
+    run.json, no event, no hook): its state is the running loop's."""
+    display.message(f"refused: {refusal}")
+    display.close()
+    return FINISH_EXIT["error"]
 
 
 def start(run: Run) -> None:
     """Before the first iteration: a commit to roll back to, what a killed run
-    left put right, the sandbox layer, the lifecycle hooks, the stage to start in."""
+    left put right, what would fail every iteration (preflight), the sandbox
+    layer, the lifecycle hooks, the stage to start in."""
     head_sha(run.root)
     recovery.recover_from_crash(run)
+    preflight.check(run)  # what would fail in every iteration ends the run now, with its reason
+    branch = delivery.start(run)  # a dirty tree refused; the run branch checked out (with its own .ralph/.gitignore)
     paths.ensure_gitignore(run.root, run.state_dir)
     run.sandbox = sandbox_layer.prepare(run)
     hook_calls.load(run)
     records.append_event(run.state_dir, {
         "event": "run_start", "run_id": run.run_id, "at": run.started_at, "plan": run.plan_rel,
-        "stages": [s.name for s in run.settings.stages],
+        "stages": [s.name for s in run.settings.stages], **branch,
     })
     run.stage_index = records.resume_stage_index(run.state_dir, run.settings.stages)  # session_start sees it
     hook_calls.session_start(run)
@@ -94,8 +119,9 @@ def run_build_stage(run: Run) -> None:
             return
         if budgets.exhausted(run, story):
             continue
-        stage_iterations += 1
-        build_iteration(run, story)
+        if build_iteration(run, story):  # a retry after a usage limit, transient error or hang does not count
+            stage_iterations += 1
+        budgets.check_run(run)  # a spent budget is the finish, not "no progress"
         limit = run.settings["no_progress_limit"]
         if limit and run.no_progress >= limit:
             raise Finish("no_changes", f"no progress in {run.no_progress} iteration(s) in a row (no commit, no story state change); last story: {story.id}")
@@ -110,8 +136,7 @@ def next_story(run: Run, stage_iterations: int) -> Story | None:
     todo = [s for s in stories if s.state == "todo"]
     if not todo:
         return None
-    cap = run.settings.max_total_iterations
-    if (cap is not None and run.iteration >= cap) or (run.settings.once and stage_iterations):
+    if run_cap_reached(run) or (run.settings.once and stage_iterations):
         done = sum(1 for s in stories if s.state == "done")
         raise Finish("max_iterations", f"{done}/{len(stories)} stories done after {run.iteration} iteration(s); next: {todo[0].id}")
     if iteration_limit_reached(run, stage_iterations):
@@ -130,9 +155,12 @@ def run_plan_stage(run: Run) -> None:
         run.check_stop_requests()
         if iteration_limit_reached(run, stage_iterations) or (run.settings.once and stage_iterations):
             break
-        stage_iterations += 1
+        budgets.check_run(run)
+        uncounted = run.uncounted
         if plan_iteration(run):
             break
+        if run.uncounted == uncounted:  # a retry after a usage limit, transient error or hang does not count
+            stage_iterations += 1
     try:
         stories = run.stories()
     except FileNotFoundError:
@@ -143,8 +171,13 @@ def run_plan_stage(run: Run) -> None:
 
 def iteration_limit_reached(run: Run, stage_iterations: int) -> bool:
     assert run.stage is not None
+    return stage_iterations >= run.stage.max_iterations or run_cap_reached(run)
+
+
+def run_cap_reached(run: Run) -> bool:
+    """--max-iterations: counted iterations across the whole run."""
     cap = run.settings.max_total_iterations
-    return stage_iterations >= run.stage.max_iterations or (cap is not None and run.iteration >= cap)
+    return cap is not None and run.iteration - run.uncounted >= cap
 
 
 def final_finish(run: Run) -> Finish:
@@ -174,10 +207,12 @@ def end(run: Run, finish: Finish) -> int:
     code = exit_code(finish, run.interrupts.signum)
     elapsed = time.monotonic() - run.started
     state = dict(run.state or {"run_id": run.run_id, "iteration": run.iteration, "story": None,
-                               "checkpoint": None, "run_started": run.started_at})
+                               "checkpoint": None, "run_started": run.started_at, "branch": run.branch})
     state.update({
         "status": "finished",
         "pid": os.getpid(),
+        "usage": run.usage.to_json(),
+        "waiting": None,
         "finish": {"type": finish.type, "at": utc_now(), "message": finish.message,
                    "exit_code": code, "iterations": run.iteration, "done": run.done_this_run},
     })
@@ -186,12 +221,24 @@ def end(run: Run, finish: Finish) -> int:
         records.append_event(run.state_dir, {
             "event": "finish", "run_id": run.run_id, "type": finish.type, "message": finish.message,
             "exit_code": code, "at": utc_now(), "iterations": run.iteration, "elapsed_s": round(elapsed, 3),
+            "stories": plan_states(run),
         })
     except OSError as e:
         run.display.message(f"could not record the finish in {run.state_dir}: {e}")
+    problem = delivery.finish(run, finish)  # the hand-off, the report
     hook_calls.session_end(run, finish, elapsed)
     run.display.message(
-        f"finished: {finish.type} — {finish.message} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
+        f"finished: {finish.type} — {finish.message}{problem} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
     )
+    if delivery.report_line(run):
+        run.display.message(delivery.report_line(run))
     return code
+
+
+def plan_states(run: Run) -> list[dict] | None:
+    """Each story of the plan with its state at the finish (the report's stories done, blocked and left)."""
+    try:
+        return [{"id": s.id, "title": s.title, "state": s.state} for s in run.stories()]
+    except (OSError, PlanError):
+        return None
 

@@ -38,7 +38,17 @@ LOOP_KEYS: dict[str, Key] = {
     "max_stuck_iterations": Key(2, "int", 0, "iterations of one story ended by denials before it is blocked (0: never)"),
     "agent_tools": Key(True, "bool", None, "give a Claude Code agent the tools of `ralph mcp` (complete_story, report_blocked, "
                        "request_merge, story_status); needs ralph-hooks[mcp]"),
+    # the overnight run: budgets (the client's cost estimate), usage-limit waits, transient retries, hangs
+    "max_cost_usd": Key(None, "number?", 0, "stop the run (finish budget) once its agents cost this much, in USD (the client's estimate)"),
+    "max_cost_usd_per_story": Key(None, "number?", 0, "mark a story blocked once its iterations cost this much, in USD"),
+    "max_tokens": Key(None, "int?", 0, "stop the run (finish budget) once its agents used this many input + output tokens"),
+    "retry_backoff_seconds": Key(60, "number", 0, "first wait after a usage limit without a reset time, or a transient API error; doubles each time"),
+    "max_wait_minutes": Key(360, "number", 0, "the longest the run waits for usage limits in a row before it finishes rate_limited"),
+    "max_transient_retries": Key(5, "int", 0, "retries in a row after transient API errors (529, 5xx, connection lost) before one counts as a failure"),
+    "idle_timeout_seconds": Key(600, "number", 0, "an agent that prints nothing this long is hung: its group is ended, the iteration retried once (0: never)"),
     "mode": Key("build", "choice:" + "|".join(MODES), None, "build or plan: used when no stages are configured"),
+    "branch": Key("auto", "str", None, 'the branch the run commits on: "auto" (ralph/<plan name>, or prd.json\'s branchName), '
+                  '"current" (the checked-out branch) or a branch name'),
     "stages": Key(None, "tables", None, "a pipeline of stages: [[loop.stages]] tables, run in order"),
 }
 STAGE_KEYS: dict[str, Key] = {
@@ -83,7 +93,7 @@ class Stage:
 
 
 class LoopSettings:
-    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations")
+    __slots__ = ("root", "config_path", "values", "stages", "once", "dry_run", "quiet", "max_total_iterations", "allow_dirty")
 
     def __init__(self, root: str, config_path: str | None, values: dict, stages: list[Stage]) -> None:
         self.root = root
@@ -94,6 +104,7 @@ class LoopSettings:
         self.dry_run = False
         self.quiet = False
         self.max_total_iterations: int | None = None
+        self.allow_dirty = False  # --allow-dirty: start on a tree with uncommitted changes
 
     def __getitem__(self, key: str) -> object:
         return self.values[key]

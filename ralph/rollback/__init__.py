@@ -2,10 +2,15 @@
 
 Not on the hot path: imported only when a rollback or `ralph rollbacks` runs.
 The modules: git (the repository and the git that runs in it), capture (what
-the work tree, index and untracked or ignored files hold, as objects),
-snapshots (the commits under refs/ralph/rollbacks/: writing, listing,
-finding), restore (a rollback: save then reset to a checkpoint; a restore:
-bring a snapshot back) and lock (one rollback or restore at a time).
+the work tree, index and untracked or ignored files hold, as objects; only
+what changed is read), snapshots (the commits under refs/ralph/rollbacks/:
+writing, listing, finding), restore (a rollback: save then reset to a
+checkpoint; a restore: bring a snapshot back), lock (one rollback or restore
+at a time, an flock the kernel releases when its holder dies), journal (the
+intent of a rollback or restore under way: one killed half-way is finished by
+the next call), git_locks (git's own lock files a killed git left) and
+detached (a hook's rollback in a process of its own, so the hook answers
+within its timeout).
 
 A snapshot is a commit under `refs/ralph/rollbacks/<id>` (id: UTC time + short
 sha, sortable). Its tree is the working tree byte for byte; its parents are

@@ -17,6 +17,11 @@ GIT_CONFIG = (
     "-c", "core.quotePath=false",
     "-c", "commit.gpgSign=false",
     "-c", "advice.detachedHead=false",
+    # what changed is read from the disk by git itself, never from a daemon's
+    # idea of it, with every stat field git knows how to compare
+    "-c", "core.fsmonitor=false",
+    "-c", "core.checkStat=default",
+    "-c", "core.trustctime=true",
 )
 MODE_FILE = "100644"
 MODE_EXEC = "100755"
@@ -35,7 +40,7 @@ class GitError(RollbackError):
 class Repo:
     """A work tree and the git that runs in it."""
 
-    __slots__ = ("top", "env", "git_dir", "_empty_tree")
+    __slots__ = ("top", "env", "git_dir", "common_dir", "_empty_tree")
 
     def __init__(self, root: str) -> None:
         env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
@@ -45,7 +50,7 @@ class Repo:
             raise RollbackError(f"{root} is not a directory")
         try:
             out = subprocess.run(
-                ["git", "rev-parse", "--show-toplevel", "--absolute-git-dir"],
+                ["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
                 cwd=root, env=env, capture_output=True, check=False,
             )
         except FileNotFoundError:
@@ -53,10 +58,11 @@ class Repo:
         if out.returncode != 0:
             raise RollbackError(f"{root} is not inside a git work tree ({first_line(out.stderr)}); rollbacks need a git repository with a work tree")
         lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if len(lines) < 2 or not lines[0]:
+        if len(lines) < 3 or not lines[0]:
             raise RollbackError(f"{root} is in a bare repository; rollbacks need a work tree")
         self.top = lines[0]
         self.git_dir = lines[1]
+        self.common_dir = os.path.normpath(os.path.join(root, lines[2]))  # refs live here (the main git dir of a linked worktree)
         self._empty_tree = ""
 
     def run(self, args: list[str], *, input: bytes | None = None, env: dict | None = None, ok: tuple[int, ...] = (0,)) -> bytes:

@@ -14,19 +14,22 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Iterable
 
+from ralph.rollback import journal
 from ralph.rollback.capture import Capture, Entry, capture
-from ralph.rollback.git import MODE_EXEC, MODE_GITLINK, MODE_LINK, Repo, RollbackError, read_blobs, split_z, tree_entries
-from ralph.rollback.lock import RollbackLock
+from ralph.rollback.git import MODE_EXEC, MODE_GITLINK, MODE_LINK, Repo, RollbackError, read_blobs, split_z
+from ralph.rollback.git_locks import clear_stale_locks
+from ralph.rollback.lock import WAIT_SECONDS, RollbackLock
 from ralph.rollback.snapshots import Extras, Snapshot, files_changed, find_snapshot, read_extras, write_snapshot
 from ralph.state.files import replace_or_discard, write_all
 
 
 class RollbackResult:
-    __slots__ = ("id", "ref", "sha", "message", "restored", "checkpoint", "files_changed", "saved")
+    __slots__ = ("id", "ref", "sha", "message", "restored", "checkpoint", "files_changed", "saved", "pending")
 
     def __init__(self, id: str = "", ref: str = "", sha: str = "", message: str = "", restored: bool = False,
-                 checkpoint: str = "", files_changed: int = 0, saved: bool = False) -> None:
+                 checkpoint: str = "", files_changed: int = 0, saved: bool = False, pending: bool = False) -> None:
         self.id = id
         self.ref = ref
         self.sha = sha
@@ -35,6 +38,7 @@ class RollbackResult:
         self.checkpoint = checkpoint
         self.files_changed = files_changed
         self.saved = saved
+        self.pending = pending  # handed to a detached process that was still at work when the caller stopped waiting
 
     def to_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -50,17 +54,27 @@ class RestoreResult:
         self.moved_head = moved_head
 
 
-def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, trigger: str, run_id: str = "") -> RollbackResult:
+def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, trigger: str, run_id: str = "",
+                     lock: RollbackLock | None = None) -> RollbackResult:
     """Save everything to refs/ralph/rollbacks/<id>, then reset the tree to `checkpoint`.
 
     Never raises: the result says what happened. Nothing is reset unless the
-    snapshot is written and verified readable.
+    snapshot is written and verified readable. `lock`: already held by the
+    caller, who releases it (ralph.rollback.detached: once the rollback is
+    recorded too), else taken and released here.
     """
     result = RollbackResult(checkpoint=checkpoint)
     try:
         repo = Repo(root)
-        with RollbackLock(repo):
+        held = lock or RollbackLock(repo, f"a rollback of {story} (iteration {iteration})").acquire()
+        try:
+            earlier = finish_interrupted_locked(repo)
             _save_and_reset(repo, result, story, iteration, trigger, run_id)
+            if earlier:
+                result.message = f"{earlier}; then {result.message}"
+        finally:
+            if lock is None:
+                held.release()
     except Exception as e:  # noqa: BLE001 - the caller is a hook: report, never raise
         if not result.message:
             result.message = f"nothing was saved or reset: {e}"
@@ -74,8 +88,9 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         return
     result.checkpoint = target
     try:
-        cap = capture(repo, split_z(repo.run(["ls-tree", "-r", "-z", "--name-only", "--full-tree", target])))
+        cap = capture(repo, rewrite_base=target)
         if not cap.dirty and cap.head == target:
+            journal.clear(repo)
             result.message = (
                 f"nothing to roll back: the work tree, index and HEAD already match checkpoint {target[:12]} "
                 "(the failing tests fail at the checkpoint itself)"
@@ -94,12 +109,19 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         result.id, result.ref, result.sha = write_snapshot(repo, cap, subject, dict(fields, Kind="rollback"))
         result.saved = True
         result.files_changed = files_changed(repo, cap.head_tree, cap.tree)
+        journal.write(repo, {"kind": "rollback", "snapshot": result.id, "ref": result.ref, "target": target,
+                             "head": cap.head or "", "story": story, "iteration": iteration, "run_id": run_id})
     except Exception as e:  # noqa: BLE001
         result.message = f"nothing was reset: could not save the work first ({e})"
         return
 
+    cleared: list[str] = []
     try:
-        repo.run(["reset", "-q", "--hard", target])
+        cleared, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+        try:
+            repo.run(["reset", "-q", "--hard", target])
+        except RollbackError as e:
+            raise RollbackError(f"{e}{' (' + '; '.join(kept) + ')' if kept else ''}") from None
         tracked = set(split_z(repo.run(["ls-files", "-z"])))
         skipped = []
         for entry in cap.entries.values():
@@ -120,12 +142,59 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         if now != target:
             raise RollbackError(f"HEAD is {now} after the reset, expected {target}")
     except Exception as e:  # noqa: BLE001
-        result.message = f"the work is saved at {result.ref}, but resetting to {target[:12]} failed: {e}. Restore with `ralph rollbacks restore {result.id}`."
+        result.message = (f"the work is saved at {result.ref}, but resetting to {target[:12]} failed: {e}. The next rollback, restore "
+                          f"or ralph-loop start finishes it; or restore the work with `ralph rollbacks restore {result.id}`.")
         return
+    journal.clear(repo)
     result.restored = True
     result.message = f"saved to {result.ref}; tree reset to checkpoint {target[:12]}"
+    if cleared:
+        result.message += "; " + "; ".join(cleared)
     if skipped:
         result.message += f"; left {len(skipped)} file(s) that changed while saving: {', '.join(skipped[:5])}"
+
+
+def finish_interrupted(root: str, wait: float = WAIT_SECONDS) -> str:
+    """For the loop's crash recovery: complete a rollback or restore that was
+    killed half-way (see ralph.rollback.journal); what was done, "" when
+    there was nothing to do."""
+    repo = Repo(root)
+    if not os.path.exists(journal.path_of(repo)):
+        return ""
+    with RollbackLock(repo, "finishing an interrupted rollback", wait=wait):
+        return finish_interrupted_locked(repo)
+
+
+def finish_interrupted_locked(repo: Repo) -> str:
+    record = journal.read(repo)
+    if record is None:
+        return ""
+    head = repo.head() or ""
+    ref = str(record.get("ref") or record.get("snapshot") or "")
+    if record["kind"] == "rollback":
+        target = str(record.get("target") or "")
+        if head not in (record.get("head"), target) or not target:
+            journal.clear(repo)
+            return (f"a rollback interrupted at {record.get('at')} was not finished: HEAD has moved on since "
+                    f"(to {head[:12] or 'nothing'}); its work is saved in {ref}")
+        done = RollbackResult(checkpoint=target)
+        _save_and_reset(repo, done, str(record.get("story") or "?"), int(record.get("iteration") or 0),
+                        f"finishing a rollback interrupted at {record.get('at')} (its work is in {ref})", str(record.get("run_id") or ""))
+        if done.restored or not done.saved and "nothing to roll back" in done.message:
+            journal.clear(repo)
+            return (f"finished a rollback interrupted at {record.get('at')} (its work is saved in {ref}): "
+                    + (done.message if done.restored else f"the tree was already at checkpoint {target[:12]}"))
+        return f"could not finish a rollback interrupted at {record.get('at')}: {done.message}"
+    move_to = str(record.get("move_to") or "")
+    if head not in (record.get("head"), move_to or record.get("head")):
+        journal.clear(repo)
+        return (f"a restore of {record.get('snapshot')} interrupted at {record.get('at')} was not finished: HEAD has moved on since; "
+                f"run `ralph rollbacks restore {record.get('snapshot')}` again if you still want it")
+    try:
+        _restore(repo, str(record.get("snapshot")), True)
+    except RollbackError as e:
+        return f"could not finish a restore of {record.get('snapshot')} interrupted at {record.get('at')}: {e}"
+    return f"finished a restore of {record.get('snapshot')} interrupted at {record.get('at')}"
 
 
 def _dirty_submodules(repo: Repo) -> list[str]:
@@ -179,8 +248,12 @@ def restore_snapshot(root: str, id: str, *, force: bool = False) -> RestoreResul
     restores the files on top of the current HEAD. Raises RollbackError.
     """
     repo = Repo(root)
-    with RollbackLock(repo):
-        return _restore(repo, id, force)
+    with RollbackLock(repo, f"a restore of {id}"):
+        earlier = finish_interrupted_locked(repo)
+        result = _restore(repo, id, force)
+    if earlier:
+        result.message = f"{earlier}; then {result.message}"
+    return result
 
 
 def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
@@ -199,12 +272,13 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
                 f"Use `ralph rollbacks restore {snap.id} --force` to put its files and index back on top of the current HEAD "
                 "(your current work is saved first), or check out its base commit first."
             )
-    target = tree_entries(repo, snap.tree)
     extras = read_extras(repo, snap.extras_commit)
-    cap = capture(repo, list(target) + list(extras.ignored))
-    if not move_to and cap.tree == snap.tree and cap.index_tree == index_tree and _extras_in_place(cap, extras):
+    cap = capture(repo, list(extras.ignored), rewrite_base=snap.tree)
+    if not move_to and cap.tree == snap.tree and cap.index_tree == index_tree and _extras_in_place(repo, cap, extras):
+        journal.clear(repo)
         return RestoreResult(snap.id, f"{snap.id} is already in place; nothing to do", None, "")
-    problems = _conflicts(repo, cap.entries, target, force)
+    changes = tree_changes(repo, cap.tree, snap.tree)
+    problems = _conflicts(repo, cap.entries, changes, force)
     if problems:
         raise RollbackError(f"cannot restore {snap.id}; nothing was changed: " + "; ".join(problems[:10]))
     pre = None
@@ -212,18 +286,23 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
         fields = {"Trigger": f"before restoring {snap.id}"}
         pre_id, pre_ref, pre_sha = write_snapshot(repo, cap, f"ralph pre-restore: work in progress before restoring {snap.id}", dict(fields, Kind="pre-restore"))
         pre = find_snapshot(repo, pre_id)
+    journal.write(repo, {"kind": "restore", "snapshot": snap.id, "ref": snap.ref, "head": head or "", "move_to": move_to,
+                         "pre_restore": pre.id if pre else ""})
+    notes: list[str] = []
+    cleared, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+    notes.extend(cleared + kept)
     if move_to:
         repo.run(["update-ref", "-m", f"ralph rollbacks restore {snap.id}", "HEAD", move_to, head or ""])
-    leftovers = _apply_tree(repo, cap.entries, target)
-    repo.run(["read-tree", index_tree])
+    leftovers = _apply_tree(repo, cap.entries, changes)
+    _set_index(repo, index_tree)
     _remove_unignored(repo, leftovers)
-    notes: list[str] = []
     _apply_extras(repo, extras, notes)
     repo.run(["update-index", "-q", "--refresh"], ok=(0, 1))
     after = capture(repo)
     if after.tree != snap.tree or after.index_tree != index_tree:
         saved = f" Your previous work is in {pre.ref}." if pre else ""
         raise RollbackError(f"restored {snap.id} but the result differs from the snapshot (tree {after.tree[:12]} vs {snap.tree[:12]}).{saved}")
+    journal.clear(repo)
     parts = [f"restored {snap.id} ({snap.fields.get('Files-Changed', '?')} file(s) changed against its base)"]
     if move_to:
         parts.append(f"HEAD moved to {move_to[:12]}")
@@ -235,12 +314,24 @@ def _restore(repo: Repo, id: str, force: bool) -> RestoreResult:
     return RestoreResult(snap.id, "; ".join(parts), pre, move_to)
 
 
-def _extras_in_place(cap: Capture, extras: Extras) -> bool:
+def _extras_in_place(repo: Repo, cap: Capture, extras: Extras) -> bool:
     for path, (mode, oid) in extras.ignored.items():
         have = cap.extras.get(path) or cap.entries.get(path)
         if have is None or (have.mode, have.oid) != (mode, oid):
             return False
-    return set(cap.ita) == set(extras.ita) and all(cap.modes.get(p) == m for p, m in extras.modes.items())
+    return set(cap.ita) == set(extras.ita) and all(_perms(repo, cap, p) == m for p, m in extras.modes.items())
+
+
+def _perms(repo: Repo, cap: Capture, path: bytes) -> int:
+    """A file's permission bits: as captured when capture looked at it, else from the disk."""
+    entry = cap.entries.get(path) or cap.extras.get(path)
+    if entry is not None and entry.perms >= 0:
+        return entry.perms
+    try:
+        st = os.lstat(repo.abspath(path))
+    except OSError:
+        return -1
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else -1
 
 
 def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
@@ -248,8 +339,23 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
     present = [p for p in extras.ita if os.path.lexists(repo.abspath(p))]
     if present:
         repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in present]])
-    if len(present) < len(extras.ita):
-        notes.append(f"{len(extras.ita) - len(present)} intent-to-add path(s) are not in the snapshot's files and stay unstaged")
+    missing = [p for p in extras.ita if p not in present]
+    placed = {p: made for p in missing for made in [_placeholder(repo, p)] if made is not None}
+    if placed:
+        # an intent-to-add entry whose file was deleted: `git add -N` needs a
+        # file, so an empty one stands in for the moment
+        try:
+            repo.run(["add", "-N", "--", *[os.fsdecode(p) for p in placed]])
+        finally:
+            for path, made in placed.items():
+                os.unlink(repo.abspath(path))
+                for directory in made:
+                    try:
+                        os.rmdir(directory)
+                    except OSError:
+                        break
+    if len(placed) < len(missing):
+        notes.append(f"{len(missing) - len(placed)} intent-to-add path(s) could not be put back: something is in their way")
     wanted = [(p, mode, oid) for p, (mode, oid) in extras.ignored.items()]
     blobs = read_blobs(repo, [oid for _, _, oid in wanted])
     for path, mode, oid in wanted:
@@ -265,28 +371,120 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
     restore_modes(repo, extras.modes, keep_exec_bits=False)
 
 
+def _placeholder(repo: Repo, path: bytes) -> list[bytes] | None:
+    """An empty file at `path`, if nothing is there or in the way; the
+    directories made for it, deepest first (None: not made)."""
+    full = repo.abspath(path)
+    made = []
+    parent = os.path.dirname(full)
+    while not os.path.lexists(parent):
+        made.append(parent)
+        parent = os.path.dirname(parent)
+    try:
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        os.close(os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError:
+        return None
+    return made
+
+
 def _write_file(path: bytes, data: bytes, mode: str) -> None:
-    """Temp file beside it + rename; exec bit from the mode, the rest from the umask (as git does)."""
+    """Temp file beside it + rename; exec bit from the mode, the rest from the
+    umask (as git does), except over a file with the same exec bit: its
+    permission bits stay (a 0600 file the snapshot did not need to record,
+    because it was unchanged then, stays 0600)."""
     tmp = path + b".ralph-restore-%d" % os.getpid()
     if mode == MODE_LINK:
         os.symlink(data, tmp)
     else:
+        keep = -1
+        try:
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IXUSR) == (mode == MODE_EXEC):
+                keep = stat.S_IMODE(st.st_mode)
+        except OSError:
+            pass
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o777 if mode == MODE_EXEC else 0o666)
         try:
+            if keep >= 0:
+                os.fchmod(fd, keep)
             write_all(fd, data)
         finally:
             os.close(fd)
     replace_or_discard(tmp, path)
 
 
-def _conflicts(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]], force: bool) -> list[str]:
+class Change:
+    """One path whose entry differs between two trees (diff-tree)."""
+
+    __slots__ = ("path", "old_mode", "mode", "oid")
+
+    def __init__(self, path: bytes, old_mode: str, mode: str, oid: str) -> None:
+        self.path = path
+        self.old_mode = old_mode  # "000000": not in the old tree
+        self.mode = mode  # "000000": not in the new tree
+        self.oid = oid
+
+    @property
+    def added(self) -> bool:
+        return self.old_mode == NO_MODE
+
+    @property
+    def deleted(self) -> bool:
+        return self.mode == NO_MODE
+
+
+NO_MODE = "000000"
+
+
+def tree_changes(repo: Repo, old: str, new: str) -> list[Change]:
+    """What differs between two trees, file by file: only the change is read."""
+    if old == new:
+        return []
+    fields = repo.run(["diff-tree", "-r", "-z", "--no-renames", old, new]).split(b"\0")
+    changes = []
+    for number in range(0, len(fields) - 1, 2):
+        meta, path = fields[number], fields[number + 1]
+        if not meta.startswith(b":"):
+            break
+        old_mode, mode, _old_oid, oid, _status = meta[1:].decode().split(" ")
+        changes.append(Change(path, old_mode, mode, oid))
+    return changes
+
+
+def _set_index(repo: Repo, tree: str) -> None:
+    """Make the index hold exactly `tree`: only the entries that differ are
+    written, the others keep their stat data (a read-tree would drop it all,
+    and the refresh after would read every file). An index with unmerged
+    entries is read anew from the tree."""
+    out = repo.run(["diff-index", "--cached", "-z", "--no-renames", tree, "--"])
+    fields = out.split(b"\0")
+    lines = []
+    for number in range(0, len(fields) - 1, 2):
+        meta, path = fields[number], fields[number + 1]
+        if not meta.startswith(b":"):
+            break
+        tree_mode, _index_mode, tree_oid, _index_oid, status = meta[1:].split(b" ")
+        if status == b"U":
+            repo.run(["read-tree", "--reset", tree])
+            return
+        if tree_mode == b"000000":
+            lines.append(b"0 %s\t%s\0" % (b"0" * len(tree_oid), path))  # not in the tree: out of the index
+        else:
+            lines.append(b"%s %s\t%s\0" % (tree_mode, tree_oid, path))
+    if lines:
+        repo.run(["update-index", "-z", "--index-info"], input=b"".join(lines))
+
+
+def _conflicts(repo: Repo, current: dict[bytes, Entry], changes: list[Change], force: bool) -> list[str]:
     """Paths a restore cannot write without losing something not in any snapshot."""
     problems = []
-    deleting = {p for p in current if p not in target}
+    deleting = {c.path for c in changes if c.deleted}
     checked_dirs: set[bytes] = set()
-    for path, (mode, _oid) in target.items():
-        if mode == MODE_GITLINK:
-            continue
+    for change in changes:
+        path = change.path
+        if change.deleted or change.mode == MODE_GITLINK or not change.added and change.old_mode != MODE_GITLINK:
+            continue  # a file of ours is there (so its parents are directories): it is saved and rewritten
         parts = path.split(b"/")
         for i in range(1, len(parts)):
             parent = b"/".join(parts[:i])
@@ -309,16 +507,18 @@ def _conflicts(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tupl
     return problems
 
 
-def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tuple[str, str]]) -> list[bytes]:
-    """Write the target tree over the current entries. Untracked files that
-    are not in the target and not in its way are left for the caller
+def _apply_tree(repo: Repo, current: dict[bytes, Entry], changes: list[Change]) -> list[bytes]:
+    """Write the changes over the current entries. Untracked files that are
+    not in the target and not in its way are left for the caller
     (returned): whether they go depends on the restored ignore rules."""
-    target_dirs = {path[:i] for path in target for i in range(len(path)) if path[i:i + 1] == b"/"}
+    new_dirs = _directories(c.path for c in changes if not c.deleted)
     deferred = []
-    for path, entry in current.items():
-        if path in target or entry.mode == MODE_GITLINK:
+    for change in changes:
+        path = change.path
+        if not change.deleted or change.old_mode == MODE_GITLINK:
             continue
-        if entry.untracked and path not in target_dirs:
+        entry = current.get(path)
+        if entry is not None and entry.untracked and path not in new_dirs:
             deferred.append(path)
             continue
         full = repo.abspath(path)
@@ -326,20 +526,33 @@ def _apply_tree(repo: Repo, current: dict[bytes, Entry], target: dict[bytes, tup
             os.unlink(full)
             remove_empty_parents(repo, path)
     wanted = []
-    for path, (mode, oid) in target.items():
-        have = current.get(path)
-        if mode == MODE_GITLINK:
-            os.makedirs(repo.abspath(path), exist_ok=True)
-        elif have is None or have.mode != mode or have.oid != oid or not os.path.lexists(repo.abspath(path)):
-            wanted.append((path, mode, oid))
-    blobs = read_blobs(repo, [oid for _, _, oid in wanted])
-    for path, mode, oid in wanted:
-        full = repo.abspath(path)
+    for change in changes:
+        if change.deleted:
+            continue
+        if change.mode == MODE_GITLINK:
+            os.makedirs(repo.abspath(change.path), exist_ok=True)
+        else:
+            wanted.append(change)
+    blobs = read_blobs(repo, [c.oid for c in wanted])
+    for change in wanted:
+        full = repo.abspath(change.path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         if os.path.isdir(full) and not os.path.islink(full):
             shutil.rmtree(full)  # checked by _conflicts: holds only files being deleted (now gone)
-        _write_file(full, blobs[oid], mode)
+        _write_file(full, blobs[change.oid], change.mode)
     return deferred
+
+
+def _directories(paths: Iterable[bytes]) -> set[bytes]:
+    """Every directory the paths lie in."""
+    found: set[bytes] = set()
+    for path in paths:
+        while b"/" in path:
+            path = path.rsplit(b"/", 1)[0]
+            if path in found:
+                break
+            found.add(path)
+    return found
 
 
 def _remove_unignored(repo: Repo, paths: list[bytes]) -> None:

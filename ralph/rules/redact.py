@@ -43,7 +43,7 @@ SECRET_PATTERNS = (
     ("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     ("gitlab_token", r"glpat-[A-Za-z0-9_\-]{20,}"),
     ("slack_token", r"(?:xox[abposre]-[A-Za-z0-9\-]{10,}|hooks\.slack\.com/services/[A-Za-z0-9/]{20,})"),
-    ("aws_access_key", r"(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16}(?![0-9A-Z])"),
+    ("aws_access_key", r"(?:AKIA|ASIA|AROA|AIDA)[0-9A-Z]{16,17}(?![0-9A-Z])"),  # key ids 20 characters, user/role ids 21
     ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
     ("stripe_key", r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
     ("npm_token", r"npm_[A-Za-z0-9]{36}"),
@@ -55,14 +55,14 @@ SECRET_PATTERNS = (
         r"(?i)" + _SECRET_NAME + r"['\"]?(?:\s{0,5}[:=]\s{0,5}|[ \t]{1,5}(?=['\"]))"
         r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|(?!\[REDACTED)[^\s'\",;&|)]{4,500})",
     ),
-    ("cli_secret", r"(?i)(?<=-)" + _SECRET_NAME + r"(?:=|[ \t]{1,5})(?!-)(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s'\"]{1,500})"),
+    ("cli_secret", r"(?i)(?<=-)" + _SECRET_NAME + r"(?:=|[ \t]{1,5})(?!-)(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|(?!\[REDACTED)[^\s'\"]{1,500})"),
 )
 
 # Every pattern above needs one of these (case-sensitive, then lowercase)
 # substrings: a text with none of them is left alone without importing `re`,
 # which the hot path otherwise never loads. A secret-looking name counts only
-# with a `=` or `:` in the text, or as a `-name` option (paths such as
-# src/keyboard.py stay on the fast path).
+# with a `=`, `:` or quote in the text (`password "x"`), or as a `-name` option
+# (paths such as src/keyboard.py stay on the fast path).
 MARKERS = ("PRIVATE KEY", "AKIA", "ASIA", "AROA", "AIDA", "AIza", "eyJ")
 LOWER_MARKERS = (
     "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "hooks.slack", "_live_", "_test_",
@@ -108,7 +108,8 @@ def might_hold_secret(text: str) -> bool:
     named = [marker for marker in NAME_MARKERS if marker in lowered]
     if not named:
         return False
-    return "=" in text or ":" in text or "--" in text or " -" in text or any("-" + marker in lowered for marker in named)
+    return ("=" in text or ":" in text or '"' in text or "'" in text or "--" in text or " -" in text
+            or any("-" + marker in lowered for marker in named))
 
 
 def redact(value: object, limit: int | None = None, *, tail: bool = False, secrets: tuple[str, ...] = ()) -> object:

@@ -23,6 +23,10 @@ A turn is a dict:
     {"error": {"status": 500, "type": "api_error", "message": "..."}}
                                                     an HTTP error (the client's retry is the next request)
     any turn may add "delay": seconds               wait before answering
+    {"disconnect": true}                            close the connection without an answer
+                                                    (a network error as the client sees it)
+    any turn may add "headers": {name: value}       extra response headers (rate-limit headers
+                                                    such as anthropic-ratelimit-unified-reset, retry-after)
 This module imports nothing from the package so it also runs as a script.
 """
 from __future__ import annotations
@@ -74,12 +78,54 @@ def text(message: str) -> dict:
     return {"text": message}
 
 
+RATE_LIMIT_MESSAGE = "This request would exceed your account's rate limit. Please try again later."
+
+
+def unified_headers(status: str, reset_at: float, claim: str = "five_hour") -> dict:
+    """The rate-limit headers of a claude.ai login's answers; Claude Code turns
+    them into a rate_limit_event (and, on a 429, api_error_params.rate_limit_info
+    with resetsAt) only for such a login (client_env(..., login="subscription"))."""
+    return {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(int(reset_at)),
+        "anthropic-ratelimit-unified-representative-claim": claim,
+    }
+
+
+def rate_limited(reset_at: float | None = None, retry_after: int | None = None) -> dict:
+    """A 429 rate_limit_error; with `reset_at` (epoch seconds) the unified
+    headers say when the limit resets (status rejected), with `retry_after` a
+    retry-after header. The client does not retry a 429 that carries either;
+    one without headers it retries itself (CLAUDE_CODE_MAX_RETRIES)."""
+    turn: dict = {"error": {"status": 429, "type": "rate_limit_error", "message": RATE_LIMIT_MESSAGE}}
+    headers = {}
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
+    if reset_at is not None:
+        headers.update(unified_headers("rejected", reset_at))
+    if headers:
+        turn["headers"] = headers
+    return turn
+
+
+def overloaded() -> dict:
+    """529 overloaded_error (the client retries it itself unless CLAUDE_CODE_MAX_RETRIES=0)."""
+    return {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded"}}
+
+
+def disconnect() -> dict:
+    """The connection closes without an answer: a network error."""
+    return {"disconnect": True}
+
+
 def classify(method: str, path: str, body: object) -> str:
     """main | side | count_tokens | other | unknown."""
     route = path.split("?", 1)[0].rstrip("/")
     if method == "POST" and route.endswith("/v1/messages/count_tokens"):
         return "count_tokens"
     if method == "POST" and route.endswith("/v1/messages"):
+        if isinstance(body, dict) and _first_text(body) == "Warmup":
+            return "side"  # 2.0.x warms its subagents up with a request that lists tools
         if isinstance(body, dict):
             names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
             if any(marker in names for marker in MAIN_TOOL_MARKERS):
@@ -88,6 +134,15 @@ def classify(method: str, path: str, body: object) -> str:
     if method in ("GET", "HEAD", "OPTIONS"):
         return "other"
     return "unknown"
+
+
+def _first_text(body: dict) -> str:
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages and isinstance(messages[0], dict) else {}
+    content = first.get("content")
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict)).strip()
+    return content.strip() if isinstance(content, str) else ""
 
 
 def _blocks_for_turn(turn: dict, counter: int) -> tuple[list[dict], str]:
@@ -330,6 +385,7 @@ class ScriptedServer:
         wants_stream = isinstance(body, dict) and bool(body.get("stream"))
         model = body.get("model", DEFAULT_MODEL) if isinstance(body, dict) else DEFAULT_MODEL
         status, ctype, payload = 200, "application/json", b"{}"
+        extra_headers: dict = {}
         if kind == "main":
             turn, conversation, index = self.script.next_turn(record["session"])
             record["turn"], record["conversation"] = index, conversation
@@ -338,7 +394,10 @@ class ScriptedServer:
                 turn = {"text": EXHAUSTED_TEXT}
             if turn.get("delay"):
                 time.sleep(float(turn["delay"]))
-            if turn.get("error"):
+            extra_headers = {str(k): str(v) for k, v in (turn.get("headers") or {}).items()}
+            if turn.get("disconnect"):
+                status, ctype, payload = 0, "", b""
+            elif turn.get("error"):
                 status, ctype, payload = _error_response(turn["error"])
             else:
                 blocks, stop_reason = _blocks_for_turn(turn, index)
@@ -358,7 +417,7 @@ class ScriptedServer:
         if kind in ("unknown", "other"):
             self.log(f"unscripted request {method} {path} -> {status}")
         self.save()
-        return status, ctype, payload
+        return status, ctype, payload, extra_headers
 
     @staticmethod
     def _message(blocks: list[dict], stop_reason: str, model: str, stream: bool, message_id: str) -> tuple[int, str, bytes]:
@@ -397,9 +456,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         raw = self._read_body() if self.command not in ("GET", "HEAD", "OPTIONS") else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, ctype, payload = self.owner.answer(self.command, self.path, headers, raw)
+        status, ctype, payload, extra_headers = self.owner.answer(self.command, self.path, headers, raw)
+        if status == 0:  # a scripted disconnect: no status line, the socket just closes
+            self.close_connection = True
+            return
         self.send_response(status)
         self.send_header("content-type", ctype)
+        for name, value in extra_headers.items():
+            self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))
         self.send_header("request-id", "req_e2e")
         if ctype == "text/event-stream":

@@ -27,7 +27,8 @@ from collections import Counter
 from pathlib import Path
 
 from ..conftest import hook_state_dir
-from .api_server import EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, edit, read, text, tool_use, write
+from .api_server import (EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, disconnect, edit, overloaded, rate_limited, read, text,
+                         tool_use, unified_headers, write)
 
 __all__ = [
     "EXHAUSTED_TEXT",
@@ -35,24 +36,32 @@ __all__ = [
     "RESULTS",
     "RunResult",
     "ScenarioResult",
+    "OLD_RELEASES",
     "ScriptedServer",
     "assert_hooks_answered_cleanly",
     "bash",
     "claude_binary",
+    "disconnect",
     "claude_command",
     "client_env",
+    "client_flags",
+    "client_version",
     "edit",
     "git",
     "hook_settings",
     "make_bare_remote",
     "make_repo",
+    "overloaded",
+    "rate_limited",
     "read",
+    "reports_hook_events",
     "require_claude",
     "run_scenario",
     "run_with_server",
     "sandbox_mode",
     "text",
     "tool_use",
+    "unified_headers",
     "write",
     "write_active_run",
 ]
@@ -64,6 +73,7 @@ INSTALL_SCRIPT = REPO_ROOT / "scripts" / "install_claude.py"
 SANDBOX_RUN = E2E_DIR / "sandbox_run.py"
 
 DUMMY_API_KEY = "sk-ant-e2e-dummy-key-not-a-secret"
+DUMMY_OAUTH_TOKEN = "sk-ant-oat01-e2e-dummy-token-not-a-secret"
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "E2E Tester",
     "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
@@ -91,18 +101,33 @@ def _installer():
     return module
 
 
-def install_status() -> dict | None:
+# the old releases tests pin (the last 1.0 and 2.0), installed by scripts/install_claude.py --old
+OLD_RELEASES: tuple[str, ...] = _installer().OLD_RELEASES
+
+
+def client_version() -> str:
+    """The release the suite drives: --claude-version / $RALPH_CLAUDE_VERSION, else the installer's VERSION."""
+    return _installer().wanted_version()
+
+
+def install_status(version: str | None = None) -> dict | None:
     """What scripts/install_claude.py last reported, or None if it never ran."""
-    path = Path(_installer().install_dir()) / _installer().STATUS_FILE
+    path = Path(_installer().install_dir(version)) / _installer().STATUS_FILE
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-@functools.lru_cache(maxsize=1)
-def _probe_claude() -> tuple[str | None, str]:
+@functools.lru_cache(maxsize=None)
+def _probe_claude(version: str | None = None) -> tuple[str | None, str]:
+    """The suite's client (version None), or a pinned release -- installed
+    from npm on first use when scripts/install_claude.py has not yet."""
     installer = _installer()
+    if version is not None and version != installer.wanted_version():
+        binary, found, why = installer.ensure_installed(True, version)
+        installer.write_status(installer.install_dir(version), binary is not None, binary, found, why)
+        return (binary, "") if binary else (None, f"Claude Code {version}: {why}")
     binary = installer.locate_binary()
     if binary is None:
         where = os.environ.get("RALPH_CLAUDE_BIN") or installer.install_dir()
@@ -113,19 +138,21 @@ def _probe_claude() -> tuple[str | None, str]:
     return binary, ""
 
 
-def claude_binary() -> str | None:
-    """The Claude Code binary the tests drive ($RALPH_CLAUDE_BIN or the install cache), or None."""
-    return _probe_claude()[0]
+def claude_binary(version: str | None = None) -> str | None:
+    """The Claude Code binary the tests drive ($RALPH_CLAUDE_BIN or the install
+    cache), or release `version`'s; None when there is none."""
+    return _probe_claude(version)[0]
 
 
-def require_claude() -> str:
-    """The binary, or skip the test loudly -- or fail it on CI when the installer said it worked."""
+def require_claude(version: str | None = None) -> str:
+    """The binary (of release `version`, default the suite's), or skip the test
+    loudly -- or fail it on CI when the installer said it worked."""
     import pytest
 
-    binary, why = _probe_claude()
+    binary, why = _probe_claude(version)
     if binary is not None:
         return binary
-    status = install_status()
+    status = install_status(version)
     if os.environ.get("CI", "").lower() == "true" and status and status.get("ok"):
         pytest.fail(
             f"CI: scripts/install_claude.py reported success ({status.get('binary')}) but the Claude Code CLI is unusable: {why}",
@@ -134,7 +161,7 @@ def require_claude() -> str:
     installer_said = f"; installer said: {status.get('reason')}" if status and not status.get("ok") else ""
     message = (
         f"E2E SKIPPED: Claude Code CLI unavailable ({why}{installer_said}). "
-        f"Install it with `python3 scripts/install_claude.py` or set RALPH_CLAUDE_BIN."
+        f"Install it with `python3 scripts/install_claude.py{f' --client-version {version}' if version else ''}` or set RALPH_CLAUDE_BIN."
     )
     sys.stderr.write(f"\n*** {message}\n")
     pytest.skip(message)
@@ -174,10 +201,14 @@ def sandbox_mode() -> tuple[tuple[str, ...], str]:
     return (), "no network namespace (" + "; ".join(problems) + "); server and client on the host loopback"
 
 
-def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, binary: str | None = None) -> dict[str, str]:
+def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, binary: str | None = None,
+               login: str = "api_key") -> dict[str, str]:
     """The environment for the client (or for a process that spawns it, like ralph-loop).
 
     ANTHROPIC_BASE_URL is not in it: add the server's URL (run_with_server does).
+    login "api_key" (ANTHROPIC_API_KEY) or "subscription" (CLAUDE_CODE_OAUTH_TOKEN,
+    a claude.ai login: the client then reads the rate-limit headers, see
+    api_server.rate_limited).
     """
     home = str(home)
     env = {k: v for k, v in os.environ.items() if not k.startswith(STRIPPED_ENV_PREFIXES)}
@@ -203,6 +234,9 @@ def client_env(home: str | os.PathLike, extra: dict[str, str] | None = None, bin
     )
     if binary:
         env["RALPH_CLAUDE_BIN"] = binary
+    if login == "subscription":
+        del env["ANTHROPIC_API_KEY"]
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = DUMMY_OAUTH_TOKEN
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"  # else the client refuses --dangerously-skip-permissions as root
     if extra:
@@ -216,9 +250,26 @@ def hook_settings() -> dict:
     return {"hooks": data["hooks"]}
 
 
+@functools.lru_cache(maxsize=None)
+def client_flags(binary: str) -> tuple[str, ...]:
+    """CLIENT_FLAGS this client takes: --include-hook-events came in 2.1.x
+    (1.0.x and 2.0.x refuse an unknown option); without it the stream has no
+    hook events, and a test reads our hooks' log instead."""
+    try:
+        helptext = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        helptext = ""
+    return tuple(flag for flag in CLIENT_FLAGS if not flag.startswith("--include") or flag in helptext)
+
+
+def reports_hook_events(binary: str | None = None) -> bool:
+    """Does this client's stream carry hook_started/hook_response messages?"""
+    return "--include-hook-events" in client_flags(binary or require_claude())
+
+
 def claude_command(prompt: str, settings_file: str | os.PathLike, extra_args: tuple[str, ...] | list[str] = (), binary: str | None = None) -> list[str]:
     binary = binary or require_claude()
-    return [binary, "-p", prompt, *CLIENT_FLAGS, "--settings", str(settings_file), *extra_args]
+    return [binary, "-p", prompt, *client_flags(binary), "--settings", str(settings_file), *extra_args]
 
 
 # ---------------------------------------------------------------- repos
@@ -612,9 +663,11 @@ def run_scenario(
     sessions: list[list[dict]] | None = None,
     extra_args: tuple[str, ...] | list[str] = (),
     env_extra: dict[str, str] | None = None,
+    binary: str | None = None,
 ) -> ScenarioResult:
-    """`claude -p PROMPT` in `repo` with our hooks (or `settings`), playing `turns`."""
-    binary = require_claude()
+    """`claude -p PROMPT` in `repo` with our hooks (or `settings`), playing
+    `turns`; `binary`: a client other than the suite's (claude_binary(version))."""
+    binary = binary or require_claude()
     repo = Path(repo)
     run_dir = _next_run_dir(repo)
     settings_file = run_dir / "settings.json"

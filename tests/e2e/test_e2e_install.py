@@ -31,7 +31,7 @@ def ralph(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess
 def run_client(repo: Path, home: Path, turns: list[dict], extra_args: tuple[str, ...] = ()) -> harness.ScenarioResult:
     """`claude -p` in `repo` with HOME=home and NO --settings flag."""
     binary = harness.require_claude()
-    command = [binary, "-p", "Publish the work.", *harness.CLIENT_FLAGS, *extra_args]
+    command = [binary, "-p", "Publish the work.", *harness.client_flags(binary), *extra_args]
     run_dir = tmp_run_dir(repo)
     return harness.run_with_server(command, repo, turns, env=harness.client_env(home, None, binary), run_dir=run_dir,
                                    result_class=harness.ScenarioResult, timeout=90)
@@ -71,7 +71,8 @@ def test_ralph_install_user_alone_protects_a_session(tmp_path, claude_bin):
 
     doctor = ralph(["doctor"], home, repo)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    assert "Claude Code 2.1.330" in doctor.stdout
+    assert f"Claude Code {harness.client_version()} (" in doctor.stdout
+    assert "all checks passed: a real Claude Code session ran ralph's hooks" in doctor.stdout
 
     result = run_client(repo, home, [bash("git push origin main", "Push", id="t_push"), text("Refused.")])
     assert_push_denied(result, remote, refs)

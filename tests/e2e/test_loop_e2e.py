@@ -100,6 +100,8 @@ def test_stop_hook_sends_the_real_client_back_to_finish(tmp_path, claude_bin):
     settings_file = tmp_path / "settings.json"
     settings_file.write_text(json.dumps(harness.hook_settings()), encoding="utf-8")
     (repo / "ralph.toml").write_text(loop_config(repo, settings_file, claude_bin), encoding="utf-8")
+    harness.git(repo, "add", "-A")  # the loop starts only on a tree without uncommitted changes outside .ralph/
+    harness.git(repo, "commit", "-q", "-m", "loop config")
     plan = f"{repo}/.ralph/plan.md"
     session = [
         write(f"{repo}/greeting.txt", "hello\n", id="t_write"),

@@ -306,6 +306,8 @@ def test_guard_denials_end_the_real_session_and_the_next_prompt_is_told(tmp_path
     (repo / "ralph.toml").write_text(
         f"[loop]\nagent_command = {json.dumps(agent)}\ntimeout_seconds = 120\nmax_guard_denials = 2\n\n"
         "[sandbox]\nenabled = false\n", encoding="utf-8")  # this test is about the guard alone
+    harness.git(repo, "add", "ralph.toml")  # the loop starts only on a tree without uncommitted changes outside .ralph/
+    harness.git(repo, "commit", "-q", "-m", "loop config")
     stuck = [harness.bash(f"git push origin HEAD:main{n}", id=f"p{n}") for n in range(1, 4)] + [text("Pushed.")]
     plan = f"{repo}/.ralph/plan.md"
     fixed = [write(f"{repo}/greeting.txt", "hello\n", id="w"), read(plan, id="r"),

@@ -33,13 +33,18 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "commits_made": ("RALPH_COMMITS_MADE", "stories committed so far in this run"),
     "changed_files": ("RALPH_CHANGED_FILES", "files changed by the last iteration, one per line"),
     "error": ("RALPH_ERROR", "on_error: what went wrong"),
-    "reason": ("RALPH_REASON", "story_blocked: why the story is blocked"),
+    "reason": ("RALPH_REASON", "story_blocked: why the story is blocked; usage_limit: what the client said about the limit"),
     "question": ("RALPH_QUESTION", "story_blocked: the agent's question for a person (empty unless it used report_blocked)"),
-    "finish_type": ("RALPH_FINISH_TYPE", "session_end: complete, error, max_iterations, blocked, no_changes, hook_abort, manual"),
+    "finish_type": ("RALPH_FINISH_TYPE", "session_end: complete, error, max_iterations, blocked, no_changes, hook_abort, budget, rate_limited, manual"),
     "finish_message": ("RALPH_FINISH_MESSAGE", "session_end: the finish message"),
     "total_iterations": ("RALPH_TOTAL_ITERATIONS", "session_end: iterations run"),
     "total_commits": ("RALPH_TOTAL_COMMITS", "session_end: stories committed"),
     "duration": ("RALPH_DURATION", "session_end: seconds the run took"),
+    "reset_at": ("RALPH_RESET_AT", "usage_limit: when the limit resets (UTC, ISO 8601; empty when the client did not say)"),
+    "wait_seconds": ("RALPH_WAIT_SECONDS", "usage_limit: how long the loop waits before it runs the story again"),
+    "branch": ("RALPH_BRANCH", "session_end: the branch the run committed on"),
+    "report_file": ("RALPH_REPORT_FILE", "session_end: absolute path of the run's report.html"),
+    "report_summary": ("RALPH_REPORT_SUMMARY", "session_end: the report in a few lines of text (at most 1800 characters)"),
     "last_hook_status": ("RALPH_LAST_HOOK_STATUS", "success or failed: the previous action of this point"),
     "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
 }
@@ -58,7 +63,7 @@ TEMPLATE_ALIASES: dict[str, str] = {
 
 # context keys that are numbers in the stdin JSON
 NUMERIC = ("iteration", "max_iterations", "last_exit_code", "last_duration", "commits_made",
-           "total_iterations", "total_commits", "duration")
+           "total_iterations", "total_commits", "duration", "wait_seconds")
 
 
 def key_for(name: str, extra: dict[str, str] | None = None) -> str | None:

@@ -135,8 +135,9 @@ class Engine:
             self.say(f"hooks: warning: {warning}")
 
     def say(self, text: str) -> None:
+        """A line on the terminal (hook output and labels in it are redacted: `ralph-loop | tee log` keeps it)."""
         if self.display is not None:
-            self.display.message(text)  # type: ignore[attr-defined]
+            self.display.message(redact(text))  # type: ignore[attr-defined]
 
     # ---- the entry ----
 
@@ -266,7 +267,7 @@ class Engine:
             except OSError as e:
                 self.say(f"hooks: could not keep {spec.label}'s output for the next prompt: {e}")
         if text and self.display is not None:
-            self.display.output((text + "\n").encode("utf-8", "replace"))  # type: ignore[attr-defined]
+            self.display.output((redact(text) + "\n").encode("utf-8", "replace"))  # type: ignore[attr-defined]
         line = {
             "at": utc_now(), "run_id": self.run_id, "point": point, "action": redact(spec.label),
             "type": spec.type, "source": spec.source, "where": str(spec.where), "iteration": ctx.get("iteration", ""),

@@ -2,7 +2,7 @@
 it: `.ralph/hook_output.json`, FIFO, kept on disk so what a hook said before
 a crash still reaches the next prompt of a resumed run. Drained into the
 `{{hook_output}}` block of the next agent prompt, then dropped. Entries are
-added by ralph.loop.lifecycle.pipe_output.
+added, redacted, by ralph.loop.lifecycle.pipe_output.
 
 Read with ralph.fastjson (exactly json.loads): `ralph-loop --dry-run` shows
 the block, and importing `json` would cost it more than the reading."""
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
+from ralph.redaction import redact
 
 PENDING_FILE = "hook_output.json"
 
@@ -54,11 +55,11 @@ def render(entries: list[dict]) -> str:
     for entry in entries:
         if entry.get("dropped"):
             parts.append(f"({entry['dropped']} older hook output(s) dropped: the buffer is bounded)")
-        head = f"### {entry.get('point', 'hook')} · {entry.get('label', '')}"
+        head = f"### {entry.get('point', 'hook')} · {redact(str(entry.get('label', '')))}"
         if entry.get("iteration") not in (None, ""):
             head += f" · iteration {entry['iteration']}"
         status = entry.get("status")
         if status and status != "success":
             head += f" · {status}" + (f" (exit {entry['exit']})" if entry.get("exit") not in (None, "") else "")
-        parts.append(f"{head}\n```\n{entry['text']}\n```")
+        parts.append(f"{head}\n```\n{redact(entry['text'])}\n```")  # (a buffer an older version wrote unredacted)
     return "\n\n".join(parts) + "\n"

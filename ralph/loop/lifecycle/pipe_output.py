@@ -2,12 +2,14 @@
 entry appended to the pending buffer (ralph.loop.lifecycle.pending; temp
 file + rename). Bounded: one hook's output beyond MAX_ENTRY_CHARS keeps its
 head and tail; beyond MAX_TOTAL_CHARS the oldest entries go first, and the
-prompt says how many."""
+prompt says how many. Everything kept (the output, the hook's label) is
+redacted first: the buffer is a file, and its text reaches the prompt."""
 from __future__ import annotations
 
 import json
 
 from ralph.loop.lifecycle.pending import clear, path_in, read
+from ralph.redaction import redact
 from ralph.state.files import atomic_write
 
 MAX_ENTRY_CHARS = 8000  # one hook's output: its head and tail beyond this
@@ -32,7 +34,8 @@ def add(state_dir: str, entry: dict) -> None:
     """Append one hook's output; beyond the bound the oldest entries are dropped
     (and counted, so the prompt says so)."""
     entries = read(state_dir)
-    entry = dict(entry, text=shorten(entry["text"].strip()))
+    # redacted first, then cut: a cut never leaves half a secret unrecognised
+    entry = dict(entry, text=shorten(str(redact(entry["text"])).strip()), label=redact(str(entry.get("label", ""))))
     entries.append(entry)
     dropped = 0
     while len(entries) > 1 and sum(len(e["text"]) for e in entries) > MAX_TOTAL_CHARS:

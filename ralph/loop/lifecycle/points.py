@@ -12,6 +12,7 @@ POINTS: dict[str, str] = {
     "on_task_complete": "a story was verified and committed",
     "stage_complete": "a pipeline stage ended",
     "story_blocked": "a story was marked blocked: by its budget, the guard, or the agent (report_blocked: REASON, QUESTION)",
+    "usage_limit": "the agent hit the account's usage limit: the loop waits for the reset, then runs the same story again",
     "on_error": "an iteration failed: agent crashed, timed out or could not start, verify failed (rolled back), commit refused",
     "session_end": "always, once the finish type is known (also on Ctrl-C and on a hook abort)",
 }

@@ -25,8 +25,8 @@ import sys
 from ralph.rules.guard.expand import Expander
 from ralph.rules.guard.policy import GuardPolicy
 from ralph.rules.guard.programs.facts import COMMAND_ENV, DATA_PROGRAMS, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
-from ralph.rules.guard.state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, UNKNOWN, Budget, Scope, bare_repository, file_key,
-                                     lookup_file, normalize_program, program_name, shell_quote, show, show_argv)
+from ralph.rules.guard.state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, UNKNOWN, Budget, Scope, Surroundings, bare_repository,
+                                     file_key, lookup_file, normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
 from ralph.rules.guard.syntax.parser import Parser, ShellSyntaxError, TooDeep, parse
 
@@ -38,6 +38,14 @@ FILE_ENV = frozenset(("BASH_ENV", "ENV"))
 PLAIN_SCRIPT = ("Write the commands themselves on the command line (not in a file, descriptor or "
                 "generated script), one per line.")
 
+# where writing loses nothing
+HARMLESS_TARGETS = frozenset(("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"))
+# the most project files a command's task runners and scripts are read for
+MAX_READ_BYTES = 8 * 1024 * 1024
+
+RUN_PLAINLY = ("Run what the task runner or script would run as plain commands on the command line, one per "
+               "line, so that each can be checked (commit locally; pushing and merging are left to the person).")
+
 # functions bash calls by itself
 SHELL_CALLED_FUNCTIONS = frozenset(("command_not_found_handle", "command_not_found_handler"))
 
@@ -46,10 +54,14 @@ class Analysis(Expander):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
-                 "allow_rule")
+                 "allow_rule", "around", "saves", "read_bytes")
 
     def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
         self.cwd = ""
+        self.around = Surroundings()
+        # work to save before the command runs: (kind, target, rule id, what, why); see save()
+        self.saves: list[tuple[str, str, str, str, str]] = []
+        self.read_bytes = [0]  # bytes of project files read so far (shared with probes), bounded by MAX_READ_BYTES
         self.remotes: tuple[str, ...] | FUNCTION = ()  # see local_remotes
         self.allow_rule = ""  # set when a [guard] family switch let something through
         self.policy = policy
@@ -98,12 +110,38 @@ class Analysis(Expander):
             self.note(where, f"{why}: allowed by ralph.toml [guard] {family} = false")
             self.allow_rule = "allow.config-" + family.replace("_", "-")
 
+    family_block = forge_block
+
+    def save(self, kind: str, target: str, argv: list[str], why: str, where: str, rule: str, what: str = "") -> None:
+        """The command destroys work inside the project that a snapshot can
+        hold: ralph.claude.bash_guard saves it before allowing the command.
+        kind: "tree" (the work tree and index; target: a path whose ignored
+        files to save too, "" for none, or the argv of a `git clean`),
+        "ref" (target: a ref to keep, e.g. refs/heads/x) or "stash" (target:
+        stash@{n}, or "*" for every entry)."""
+        if not self.policy.families.get("save_before_destroying", True):
+            self.note(where, f"{why}: run without saving, as ralph.toml [guard] save_before_destroying = false")
+            self.allow_rule = "allow.config-save-before-destroying"
+            return
+        what = what or show_argv(argv)
+        self.saves.append((kind, target, rule, what, why))
+        self.note(where, f"`{what}` -> SAVE FIRST [{rule}] ({why})")
+
     def probe(self) -> "Analysis":
         """A separate analysis of text this command stores for later (a hook,
-        an alias, a config value), sharing this one's budget and nesting."""
+        an alias, a config value) or a file it runs, sharing this one's
+        budget, nesting and surroundings."""
         probe = Analysis(self.text, self.policy, self.budget)
         probe.nesting = self.nesting
+        probe.cwd = self.cwd
+        probe.remotes = self.remotes
+        probe.around = self.around
+        probe.read_bytes = self.read_bytes
         return probe
+
+    def pushes(self) -> bool:
+        """Did this analysis block a push or merge (not the destruction of work)?"""
+        return any(not rule.startswith("destroy.") for _, _, _, rule in self.blocks) or any(u[0] for u in self.unsure)
 
     def run_script(self, text: str, scope: Scope, stdin: str | None, where: str) -> str | None:
         """Judge a piece of shell source run in `scope`; returns its known output."""
@@ -144,9 +182,42 @@ class Analysis(Expander):
             return self.run_script(content, scope, stdin, where)
         if UNKNOWN in path:
             self.not_sure(False, f"runs a script whose path `{show(path)}` is only known when the command runs", where, "fail-closed.script-path")
-        else:
-            self.note(where, f"runs script file {path} (not visible to the guard)")
+            return None
+        text = self.read_project_file(path, scope)
+        if text is not None:
+            return load_model(DISK_SCRIPTS).run_file_on_disk(self, text, path, scope, stdin, where)
+        self.note(where, f"runs script file {path} (not visible to the guard)")
         return None
+
+    def disk_path(self, path: str, scope: Scope) -> str | None:
+        """The absolute path of a file the command names, for reading it from
+        disk; None when it cannot be known or nothing is read."""
+        if self.around.files is None or UNKNOWN in path or GLOB in path or not path or path.startswith("\x03"):
+            return None
+        if not self.policy.families.get("task_runners", True):
+            return None
+        if path.startswith("~/") and self.around.home:
+            path = self.around.home + path[1:]
+        if path.startswith("/"):
+            return os.path.normpath(path)
+        if not self.cwd or UNKNOWN in scope.cwd or scope.cwd.startswith("~"):
+            return None
+        return os.path.normpath(os.path.join(self.cwd, scope.cwd, path))
+
+    def read_project_file(self, path: str, scope: Scope) -> str | None:
+        """A file as the command finds it: written earlier in the command, else
+        on disk (through the reader ralph.claude.bash_guard passes in; the
+        reads of one command are bounded by MAX_READ_BYTES). None: unknown."""
+        found, content = lookup_file(scope.files, path)
+        if found:
+            return content
+        full = self.disk_path(path, scope)
+        if full is None or self.read_bytes[0] > MAX_READ_BYTES:
+            return None
+        text = self.around.files.read(full)
+        if text is not None:
+            self.read_bytes[0] += len(text) + 1
+        return text
 
     def run_stdin_script(self, stdin: str | None, scope: Scope, where: str) -> str | None:
         """A script a shell reads from its stdin, when the guard can see it."""
@@ -288,7 +359,25 @@ class Analysis(Expander):
                 elif op in (">", ">>", ">|", "&>", "&>>") or (op == ">&" and not path.isdigit() and path != "-"):
                     if path != "/dev/null":
                         written.append((file_key(path), op in (">>", "&>>")))
+                        if op not in (">>", "&>>"):
+                            self.judge_overwrite(path, scope, where)
         return (stdin if redirected else "\x02"), written
+
+    def judge_overwrite(self, path: str, scope: Scope, where: str, how: str = ">", argv: list[str] | None = None) -> None:
+        """A file whose content the command replaces (`>`, tee, cp, dd of=):
+        outside the project that is denied, a tracked project file is saved
+        first. The common case, a new or untracked file in the project,
+        loads nothing."""
+        key = file_key(path)
+        if key in scope.files or path.startswith("\x03") or path in HARMLESS_TARGETS or path.startswith("/dev/fd/"):
+            return
+        if UNKNOWN not in path and GLOB not in path and not path.startswith(("/", "~")) and ".." not in path.split("/") \
+                and not scope.cwd and path != ".git" and not path.startswith(".git/"):
+            # plainly inside the project: lost only if git tracks it
+            files = self.around.files
+            if files is None or not self.cwd or not files.tracked(os.path.join(self.cwd, key)):
+                return
+        load_model(DESTROY).judge_overwrite(self, path, scope, where, how, argv)
 
     def run_simple(self, node: tuple, scope: Scope, stdin: str | None, cond: bool, where: str) -> str | None:
         _, assigns, words, redirs, text = node
@@ -385,8 +474,17 @@ class Analysis(Expander):
             if name in PROMPT_VARS:
                 self.prompt_expand(value, scope, f"{where} > ${name}")
                 continue
-            if name in COMMAND_ENV and self.policy.could_push(value):
+            if name in COMMAND_ENV and self.runs_something(value, scope):
                 self.run_script(value, scope.fork(), "", f"{where} > ${name}")
+
+    def runs_something(self, value: str, scope: Scope) -> bool:
+        """Is a command-valued setting (GIT_SSH, core.sshCommand, ...) worth
+        judging: does it mention push/merge, or name a script (written by the
+        command, or on disk)?"""
+        if self.policy.could_push(value):
+            return True
+        first = value.split(None, 1)[0] if value.split() else ""
+        return bool(first) and ("/" in first or file_key(first) in scope.files)
 
     def prompt_expand(self, value: str, scope: Scope, where: str) -> None:
         """A prompt string (PS1/PS4, `${x@P}`): bash expands its `$(..)` when shown."""
@@ -445,6 +543,10 @@ class Analysis(Expander):
             inner = scope.fork()
             inner.positional = list(argv[1:])
             return self.run_file(word, inner, stdin, f"{where} > {show(word)}")
+        if "/" in word and self.around.files is not None:
+            text = self.read_project_file(word, scope)
+            if text is not None:
+                return load_model(DISK_SCRIPTS).run_program_on_disk(self, text, argv, stdin, scope, where)
         name = program_name(word)
         if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
             # a glob for the program: judge every program it could name that pushes or merges
@@ -571,6 +673,10 @@ def static_output(name: str, argv: list[str], stdin: str | None) -> str | None:
         return stdin
     if name in ("which", "type") and len(argv) == 2 and not argv[1].startswith("-"):
         return "/usr/bin/" + argv[1] + "\n"
+    if name == "ls" and not any(a.startswith("-") and "d" in a for a in argv[1:]):
+        # the names it lists: below each directory given (or here), only known when it runs
+        directories = [a for a in argv[1:] if not a.startswith("-")] or ["."]
+        return "".join(d.rstrip("/") + "/" + UNKNOWN + "\n" for d in directories)
     if name == "basename" and len(argv) == 2:
         return argv[1].rstrip("/").rsplit("/", 1)[-1] + "\n"
     if name in ("true", "false", ":", "cd", "export", "mkdir", "touch", "rm", "sleep"):
@@ -597,8 +703,15 @@ WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
 DATA_EXEC = "ralph.rules.guard.programs.data_exec"
 BUILTINS = "ralph.rules.guard.programs.shell_builtins"
 NAME_GLOBS = "ralph.rules.guard.programs.name_globs"
+DESTROY = "ralph.rules.guard.programs.destroy"
+GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
+RUNNERS = "ralph.rules.guard.programs.runners"
+TASK_FILES = "ralph.rules.guard.programs.task_files"
+MAKEFILES = "ralph.rules.guard.programs.makefiles"
+DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
 # every module load_model imports (a bundler must ship them: build.spec)
-MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS)
+MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY, GIT_DESTROY, RUNNERS, MAKEFILES,
+                 DISK_SCRIPTS, TASK_FILES)
 
 # program -> (the module that models it, the function there that judges a
 # call: function(analysis, argv, env, stdin, scope, where) -> the output when known)
@@ -621,38 +734,44 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
     "xargs": (WRAPPER_MODELS, "run_xargs"),
     "find": (WRAPPER_MODELS, "run_find"),
     "parallel": (WRAPPER_MODELS, "run_parallel"),
-    "tmux": (WRAPPER_MODELS, "run_multiplexer"),
-    "screen": (WRAPPER_MODELS, "run_multiplexer"),
-    "at": (WRAPPER_MODELS, "run_multiplexer"),
-    "batch": (WRAPPER_MODELS, "run_multiplexer"),
-    "busybox": (WRAPPER_MODELS, "run_multicall"),
-    "toybox": (WRAPPER_MODELS, "run_multicall"),
-    "make": (DATA_EXEC, "run_make"),
-    "gmake": (DATA_EXEC, "run_make"),
-    "awk": (DATA_EXEC, "run_awk"),
-    "gawk": (DATA_EXEC, "run_awk"),
-    "mawk": (DATA_EXEC, "run_awk"),
-    "nawk": (DATA_EXEC, "run_awk"),
-    "sed": (DATA_EXEC, "run_sed"),
-    "gsed": (DATA_EXEC, "run_sed"),
+    **dict.fromkeys(("tmux", "screen", "at", "batch"), (WRAPPER_MODELS, "run_multiplexer")),
+    **dict.fromkeys(("busybox", "toybox"), (WRAPPER_MODELS, "run_multicall")),
+    **dict.fromkeys(("make", "gmake"), (MAKEFILES, "run_make")),
+    **dict.fromkeys(("rm", "unlink", "shred"), (DESTROY, "run_rm")),
+    "mktemp": (DESTROY, "run_mktemp"),
+    "dd": (DESTROY, "run_dd"),
+    **dict.fromkeys(("mke2fs", "mkswap", "wipefs", "blkdiscard", "fdisk", "sfdisk", "sgdisk", "cfdisk", "parted", "mkdosfs",
+                     "mkntfs", "cryptsetup", "badblocks", "zpool", "pvcreate", "vgremove", "lvremove"), (DESTROY, "run_disk_writer")),
+    **dict.fromkeys(("chmod", "chown", "chgrp"), (DESTROY, "run_permissions")),
+    "truncate": (DESTROY, "run_truncate"),
+    **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "dropdb", "mysqladmin", "redis-cli",
+                     "clickhouse-client", "cockroach"), (DESTROY, "run_database")),
+    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), (RUNNERS, "run_package_scripts")),
+    **dict.fromkeys(("pytest", "py.test"), (RUNNERS, "run_pytest")),
+    "tox": (TASK_FILES, "run_tox"),
+    "nox": (TASK_FILES, "run_nox"),
+    "just": (TASK_FILES, "run_just"),
+    **dict.fromkeys(("task", "go-task"), (TASK_FILES, "run_taskfile")),
+    **dict.fromkeys(("invoke", "inv"), (TASK_FILES, "run_invoke")),
+    "pre-commit": (TASK_FILES, "run_pre_commit"),
+    "cmake": (TASK_FILES, "run_cmake"),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), (DATA_EXEC, "run_awk")),
+    **dict.fromkeys(("sed", "gsed"), (DATA_EXEC, "run_sed")),
     **dict.fromkeys(("ed", "red", "ex", "vi", "vim", "nvim", "view", "vim.basic", "vim.tiny"), (DATA_EXEC, "run_editor")),
-    "cd": (BUILTINS, "run_cd"),
-    "pushd": (BUILTINS, "run_cd"),
+    **dict.fromkeys(("cd", "pushd"), (BUILTINS, "run_cd")),
     **dict.fromkeys(("export", "declare", "typeset", "local", "readonly"), (BUILTINS, "run_declare")),
     "set": (BUILTINS, "run_set"),
     "shift": (BUILTINS, "run_shift"),
     "unset": (BUILTINS, "run_unset"),
     "read": (BUILTINS, "run_read"),
-    "mapfile": (BUILTINS, "run_mapfile"),
-    "readarray": (BUILTINS, "run_mapfile"),
+    **dict.fromkeys(("mapfile", "readarray"), (BUILTINS, "run_mapfile")),
     "alias": (BUILTINS, "run_alias"),
     "unalias": (BUILTINS, "run_unalias"),
     "hash": (BUILTINS, "run_hash"),
     "printf": (BUILTINS, "run_printf"),
     "tee": (BUILTINS, "run_tee"),
-    "cp": (BUILTINS, "run_copy"),
-    "ln": (BUILTINS, "run_copy"),
-    "install": (BUILTINS, "run_copy"),
+    **dict.fromkeys(("cp", "ln", "install", "mv"), (BUILTINS, "run_copy")),
+    "mkdir": (BUILTINS, "run_mkdir"),
 }
 
 
@@ -664,6 +783,8 @@ def program_model(name: str) -> tuple[str, str] | None:
         return GIT, "run_dashed_git"  # git-<sub>: how git runs its subcommands
     if model is None and name.startswith(("python", "pypy")):
         return SHELL_MODELS, "run_interpreter"
+    if model is None and name.startswith("mkfs"):
+        return DESTROY, "run_disk_writer"
     return model
 
 

@@ -48,7 +48,7 @@ class Scope:
     """What the command itself defined so far."""
 
     __slots__ = ("vars", "arrays", "funcs", "aliases", "git_aliases", "exported", "positional", "files", "cwd", "refs",
-                 "git_configs")
+                 "git_configs", "made")
 
     def __init__(self) -> None:
         self.vars: dict[str, list[str] | None] = {}  # name -> possible values, None = unknown
@@ -62,6 +62,7 @@ class Scope:
         self.cwd = ""  # after `cd`, relative to where the command starts ("" = there; UNKNOWN inside = unknown)
         self.refs: dict[str, str] = {}  # namerefs (declare -n): name -> the variable it stands for
         self.git_configs: list[tuple[str, str]] = []  # git config set earlier in the command (include.path, core.hooksPath)
+        self.made: tuple[str, ...] = ()  # paths the command created (mktemp): deleting them loses nothing
 
     def fork(self) -> "Scope":
         new = Scope.__new__(Scope)
@@ -76,7 +77,31 @@ class Scope:
         new.cwd = self.cwd
         new.refs = dict(self.refs)
         new.git_configs = list(self.git_configs)
+        new.made = self.made
         return new
+
+
+class Surroundings:
+    """Where a command runs, for the rules that judge what it deletes or
+    overwrites and the task runners whose files it reads: the project's top
+    directory, the home directory, the temporary directories, and `files`,
+    the reader of the project's files (ralph.claude.bash_guard passes one; None:
+    nothing on disk is read and nothing is known to be tracked). "" = unknown.
+    Pure: the reader is passed in, as the local remotes are."""
+
+    __slots__ = ("root", "home", "temp_dirs", "files", "variables")
+
+    def __init__(self, root: str = "", home: str = "", temp_dirs: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm"),
+                 files: object = None, variables: dict[str, str] | None = None) -> None:
+        self.root = root.rstrip("/") if root != "/" else root
+        self.home = home.rstrip("/") if home != "/" else ""
+        self.temp_dirs = tuple(d.rstrip("/") for d in temp_dirs if d.startswith("/") and d.rstrip("/"))
+        self.files = files
+        # variables the command's shell has from its environment, as the walk may
+        # use them (HOME, TMPDIR, PWD): `rm -rf "$TMPDIR/x"` is temporary
+        self.variables = dict(variables or {})
+        if self.home:
+            self.variables.setdefault("HOME", self.home)
 
 
 def could_push(text: str, risky_words: tuple) -> bool:
@@ -127,10 +152,15 @@ def normalize_program(name: str) -> str:
 
 def lookup_file(files: dict[str, str | None], path: str) -> tuple[bool, str | None]:
     """(found, content) of a file written earlier in the command. A path with an
-    unknown prefix (`$PWD/x.cfg`) matches a written file of that name."""
+    unknown or absolute prefix (`$PWD/x.cfg`) matches a written file of that name."""
     key = file_key(path)
     if key in files:
         return True, files[key]
+    if path.startswith("/") and UNKNOWN not in path:
+        # `$PWD/x.cfg`, `$(pwd)/x.cfg`: a file the command wrote by a relative name
+        for name, content in files.items():
+            if not name.startswith("/") and UNKNOWN not in name and path.endswith("/" + name):
+                return True, content
     if UNKNOWN in path:
         tail = path.rsplit(UNKNOWN, 1)[1].lstrip("/")
         if tail and UNKNOWN not in tail:

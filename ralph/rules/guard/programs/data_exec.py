@@ -1,15 +1,16 @@
 """The models of programs that run commands found in their data.
 
 awk (`system()` and pipes, with the commands taken from its input lines),
-sed (its `e` command and the `e` flag of `s`), make (the recipes and
-`$(shell ..)` of a makefile read from stdin, written by this command, or
-given with --eval) and the editors ed/ex/vim (`!cmd`, given with -c/+cmd or,
-in ex/ed mode, read from stdin). Their code is judged as interpreter code
-(ralph.rules.guard.programs.shells.judge_code) or as shell commands.
+sed (its `e` command and the `e` flag of `s`; `-i` outside the project is an
+overwrite) and the editors ed/ex/vim (`!cmd`, given with -c/+cmd or, in
+ex/ed mode, read from stdin). Their code is judged as interpreter code
+(ralph.rules.guard.programs.shells.judge_code) or as shell commands. (make,
+whose makefiles are files too, has a model of its own:
+ralph.rules.guard.programs.makefiles.)
 """
 from ralph.rules.guard.interp import PLAIN_SCRIPT, Analysis
 from ralph.rules.guard.programs.shells import judge_code
-from ralph.rules.guard.state import Scope, lookup_file, option_values, program_name, read_written, show
+from ralph.rules.guard.state import Scope, option_values, program_name, read_written, show
 
 
 def run_awk(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -54,55 +55,21 @@ def run_awk(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str
 
 def run_sed(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
     scripts = option_values(argv[1:], ("-e", "--expression"))
+    rest = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in ("-e", "--expression", "-f", "--file", "-l", "-E")]
+    files = rest if scripts or option_values(argv[1:], ("-f", "--file")) else rest[1:]
     if not scripts:
-        rest = [a for a in argv[1:] if not a.startswith("-")]
         scripts = rest[:1]
     for script in scripts:
         if _sed_executes(script):
+            for command in _sed_commands(script):
+                analysis.run_script(command, scope.fork(), "", f"{where} > sed e")
             judge_code(analysis, "sed", script, scope, where, starts_programs=True)
+    if any(a.startswith(("-i", "--in-place")) or (a.startswith("-") and not a.startswith("--") and "i" in a) for a in argv[1:]):
+        for path in files:
+            # an edit in place: work inside the project, destruction outside it
+            if path.startswith(("/", "~")) or ".." in path.split("/"):
+                analysis.judge_overwrite(path, scope, where, "edit", argv)
     return None
-
-
-def run_make(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
-    """make runs its makefile's recipes and `$(shell ..)`: judge a makefile
-    read from stdin, written by this command, or given with --eval.
-    (A makefile already in the project is not visible: a documented limit.)"""
-    texts: list[tuple[str, str | None]] = []
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        value = argv[i + 1] if i + 1 < len(argv) else ""
-        if arg in ("-f", "--file", "--makefile"):
-            texts.append((value, stdin if value in ("-", "/dev/stdin") else read_written(value, scope)))
-            i += 2
-            continue
-        if arg.startswith(("--file=", "--makefile=")):
-            path = arg.split("=", 1)[1]
-            texts.append((path, stdin if path in ("-", "/dev/stdin") else read_written(path, scope)))
-        elif arg.startswith("-f") and len(arg) > 2:
-            texts.append((arg[2:], stdin if arg[2:] in ("-", "/dev/stdin") else read_written(arg[2:], scope)))
-        elif arg in ("-E", "--eval"):
-            texts.append(("--eval", value))
-            i += 2
-            continue
-        elif arg.startswith("--eval="):
-            texts.append(("--eval", arg[7:]))
-        i += 1
-    if texts:
-        judge_makefiles(analysis, texts, scope, where)
-    return None
-
-
-def judge_makefiles(analysis: Analysis, texts: list[tuple[str, str | None]], scope: Scope, where: str) -> None:
-    """The recipes of makefiles make reads (source, text; None when unseen)."""
-    for source, text in texts:
-        if text is None:
-            if source not in ("--eval",) and (source in ("-", "/dev/stdin") or lookup_file(scope.files, source)[0]):
-                analysis.not_sure(False, f"make reads a makefile `{show(source)}` the guard cannot see", where,
-                                  "fail-closed.makefile", PLAIN_SCRIPT)
-            continue
-        for command in _make_commands(text):
-            analysis.run_script(command, scope.fork(), "", f"{where} > make recipe")
 
 
 def run_editor(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -156,26 +123,18 @@ def _sed_executes(script: str) -> bool:
     return False
 
 
-def _make_commands(text: str) -> list[str]:
-    """The shell commands of a makefile: recipe lines (tab-indented, or after
-    `target: ;`) and `$(shell ..)` bodies, with `$$` read as `$`."""
+def _sed_commands(script: str) -> list[str]:
+    """The shell commands of sed's `e command` lines (the `e` flag of `s`
+    runs the pattern space, judged as code by the caller)."""
     commands = []
-    for line in text.replace("\\\n", " ").splitlines():
-        if line.startswith("\t"):
-            commands.append(line[1:].lstrip("@-+ "))
-        elif ":" in line and ";" in line.split("#", 1)[0] and "=" not in line.split(":", 1)[0]:
-            commands.append(line.split(";", 1)[1].strip().lstrip("@-+ "))
-        start = line.find("$(shell ")
-        while start >= 0:
-            depth, j = 0, start + 1
-            while j < len(line):
-                depth += {"(": 1, ")": -1}.get(line[j], 0)
-                if depth == 0:
-                    break
-                j += 1
-            commands.append(line[start + 8:j])
-            start = line.find("$(shell ", j)
-    return [c.replace("$$", "$") for c in commands if c.strip()]
+    for line in script.replace(";", "\n").splitlines():
+        line = line.strip().lstrip("0123456789$,!~ ")
+        if line.startswith("/"):
+            end = line.find("/", 1)
+            line = line[end + 1:].lstrip("0123456789$,!~ /") if end > 0 else ""
+        if line.startswith("e ") and line[2:].strip():
+            commands.append(line[2:].strip())
+    return commands
 
 
 def _editor_shell_command(command: str) -> str | None:

@@ -12,7 +12,7 @@ EXEC_APIS = ("system", "exec", "spawn", "popen", "subprocess", "child_process", 
 
 COMMAND_ENV = frozenset(("GIT_SSH_COMMAND", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF",
                          "GIT_ASKPASS", "EDITOR", "VISUAL", "PAGER", "GIT_SSH", "SSH_ASKPASS", "PROMPT_COMMAND",
-                         "BASH_ENV", "ENV"))
+                         "BASH_ENV", "ENV", "GIT_PROXY_COMMAND"))
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "yash", "posh", "rbash", "tcsh", "csh"))
 # interpreter -> options whose value is code
@@ -67,9 +67,9 @@ RUNNER_SUBCOMMANDS = frozenset((("uv", "run"), ("poetry", "run"), ("pipenv", "ru
                                 ("opam", "exec"), ("stack", "exec"), ("cargo", "run"), ("dotnet", "exec"),
                                 ("xcrun", ""), ("doppler", "run"), ("op", "run"), ("aws-vault", "exec")))
 SSH_OPTS_WITH_ARG = "BbcDEeFIiJLlmOoPpQRSWw"
-XARGS_SHORT_WITH_ARG = "adEeIiLlnPs"
-XARGS_LONG_WITH_ARG = ("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines", "--max-args",
-                       "--max-procs", "--max-chars", "--process-slot-var")
+# (-e, -i, -l and --eof, --replace, --max-lines take a value only attached: `-i{}`, `--replace=X`)
+XARGS_SHORT_WITH_ARG = "adEILnPs"
+XARGS_LONG_WITH_ARG = ("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var")
 PARALLEL_OPTS_WITH_ARG = frozenset(("-j", "--jobs", "-S", "--sshlogin", "-a", "--arg-file", "-d", "--delimiter",
                                     "-E", "-I", "-n", "--max-args", "-N", "-P", "--delay", "--timeout",
                                     "--joblog", "--results", "--tmpdir", "--workdir", "--wd", "-L",

@@ -17,7 +17,7 @@ the walk also asks judge_written_git_file about a hook or config file a
 command writes. hub runs git through run_git (ralph.rules.guard.programs.forges).
 """
 from ralph.rules.guard.expand import split_words
-from ralph.rules.guard.interp import Analysis
+from ralph.rules.guard.interp import GIT_DESTROY, Analysis, load_model
 from ralph.rules.guard.state import GLOB, UNKNOWN, Scope, file_key, lookup_file, normalize_program, option_values, program_name, shell_quote, show
 from ralph.rules.guard.syntax.lexer import ShellSyntaxError
 
@@ -57,6 +57,50 @@ shortlog show show-branch show-index show-ref sparse-checkout stage stash status
 submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects update-index update-ref
 update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag version
 whatchanged worktree write-tree""".split())
+# subcommands that can throw away work (ralph.rules.guard.programs.git_destroy)
+DESTROYING_SUBCOMMANDS = frozenset(("reset", "checkout", "switch", "restore", "clean", "stash", "branch", "rm", "tag",
+                                    "update-ref", "worktree"))
+# config keys whose value git runs as a program (a key with a name in the middle: section.*.name)
+PROGRAM_CONFIG_KEYS = frozenset(("core.sshcommand", "core.editor", "sequence.editor", "core.pager", "core.fsmonitor",
+                                 "core.askpass", "core.gitproxy", "uploadpack.packobjectshook", "diff.external",
+                                 "gpg.program", "gpg.ssh.program", "gpg.x509.program", "credential.helper", "web.browser",
+                                 "sendemail.smtpserver", "merge.tool", "diff.tool", "ssh.variant", "core.hookspath"))
+PROGRAM_CONFIG_NAMES = frozenset(("uploadpack", "receivepack", "command", "textconv", "driver", "clean", "smudge", "process",
+                                  "cmd", "helper", "proxy", "program", "sshcommand"))
+
+
+def may_destroy(sub: str, args: list[str]) -> bool:
+    """A quick look: could this call throw work away? (`git checkout -b x`,
+    `git stash pop`, `git restore --staged f`, `git branch -a` cannot, and
+    load no more models.)"""
+    shorts = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+    longs = {a.split("=", 1)[0] for a in args if a.startswith("--")}
+    if sub == "reset":
+        return "--hard" in longs or any(UNKNOWN in a for a in args)
+    if sub == "checkout":
+        return bool(set(shorts) & set("fp") or longs & {"--force", "--patch", "--pathspec-from-file", "--ours", "--theirs"}
+                    or "--" in args or not set(shorts) & set("bB") and "--orphan" not in longs)
+    if sub == "switch":
+        return "f" in shorts or bool(longs & {"--force", "--discard-changes"})
+    if sub == "restore":
+        return "W" in shorts or "--worktree" in longs or not ("S" in shorts or "--staged" in longs)
+    if sub == "clean":
+        return "n" not in shorts and "--dry-run" not in longs
+    if sub == "stash":
+        return bool(args) and args[0] in ("drop", "clear")
+    if sub == "branch":
+        return bool(set(shorts) & set("dDfMCmc") or longs & {"--delete", "--force", "--move", "--copy"})
+    if sub in ("rm", "worktree"):
+        return "f" in shorts or "--force" in longs
+    return "d" in shorts or "--delete" in longs  # tag -d, update-ref -d
+
+
+def runs_program(key: str) -> bool:
+    """Does git run this config key's value as a program (core.sshCommand,
+    uploadpack.packObjectsHook, filter.<x>.smudge, remote.<x>.uploadpack, ...)?"""
+    return key in PROGRAM_CONFIG_KEYS or key.rsplit(".", 1)[-1] in PROGRAM_CONFIG_NAMES or key.startswith(("pager.", "alias."))
+
+
 FILTER_BRANCH_OPTS = frozenset(("--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
                                 "--msg-filter", "--commit-filter", "--tag-name-filter"))
 # subcommand -> (options whose value is a shell script git runs, how the trace names it)
@@ -89,8 +133,9 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
     if any(name.startswith("GIT_CONFIG") for name in merged_env):
         configs.extend(env_git_configs(analysis, merged_env, scope, where))
     places = [scope.cwd] if scope.cwd else []  # where git runs, and which repository it works on
-    if merged_env.get("GIT_DIR"):
-        places.append(merged_env["GIT_DIR"])
+    for name in ("GIT_DIR", "GIT_WORK_TREE"):
+        if merged_env.get(name):
+            places.append(merged_env[name])
     i = 1
     while i < len(argv) and not dashed:
         arg = argv[i]
@@ -105,7 +150,7 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
                 configs.append(config_env(value, merged_env))
             elif arg == "--list-cmds":
                 return None
-            elif arg in ("-C", "--git-dir"):
+            elif arg in ("-C", "--git-dir", "--work-tree"):
                 places.append(value)
             i += 2
             continue
@@ -113,10 +158,14 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
             option, value = arg.split("=", 1)
             if option == "--config-env":
                 configs.append(config_env(value, merged_env))
-            elif option == "--git-dir":
+            elif option in ("--git-dir", "--work-tree"):
                 places.append(value)
             i += 1
             continue
+        if arg.startswith("-C") and len(arg) > 2:
+            places.append(arg[2:])
+        elif arg.startswith("-c") and len(arg) > 2:
+            configs.append(_split_config(arg[2:]))
         if arg in GIT_OPTS_THAT_EXIT:
             analysis.note(where, f"git {arg} prints and exits")
             return None
@@ -134,17 +183,21 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
         analysis.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
                        "git.remote-write")
         return None
-    if sub.lower() in aliases:
+    if alias_value(aliases, sub) is not None:
         resolved = resolve_git_alias(analysis, sub, args, aliases, scope, where)
         if resolved is None:
             return None
         sub, args = resolved
-    judge_git_subcommand(analysis, sub, args, configs, argv, scope, where)
+    judge_git_subcommand(analysis, sub, args, configs, argv, scope, where, places)
     return None
 
 
-def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs: list, argv: list[str], scope: Scope, where: str) -> None:
+def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs: list, argv: list[str], scope: Scope, where: str,
+                         places: list[str] | None = None) -> None:
     low = sub.lower()
+    if low in DESTROYING_SUBCOMMANDS and may_destroy(low, args):
+        # git subcommands that can throw work away (reset --hard, clean -f, ...): judged, saved or denied there
+        load_model(GIT_DESTROY).judge(analysis, low, args, argv, scope, where, [p for p in places or [] if p is not scope.cwd])
     helping = bool(args) and args[0] in ("--help", "-h")
     if low in GIT_BLOCKED or low in analysis.policy.block_git_subcommands:
         if helping:
@@ -225,18 +278,26 @@ def read_git_configs(analysis: Analysis, configs: list[tuple[str, str]], scope: 
             aliases[key[6:].lower()] = value
         elif low == "core.hookspath":
             judge_hooks_dir(analysis, value, scope, where)
-        elif analysis.policy.could_push(value):
-            analysis.run_script(value, scope.fork(), "", f"{where} > git config {key}")
+        elif analysis.policy.could_push(value) or (runs_program(low) and analysis.runs_something(value, scope)):
+            analysis.run_script(value, without_config(scope, key, value), "", f"{where} > git config {key}")
     return aliases
+
+
+def without_config(scope: Scope, key: str, value: str) -> Scope:
+    """A fork of the scope without one config entry: the command a value
+    stands for is judged once, not again by every git call inside it."""
+    inner = scope.fork()
+    inner.git_configs = [entry for entry in inner.git_configs if entry != (key, value)]
+    return inner
 
 
 def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: dict[str, str], scope: Scope, where: str) -> tuple[str, list[str]] | None:
     """The subcommand and arguments a git alias stands for; None when the
     alias was judged here (a `!` shell alias) or cannot be known."""
     for _ in range(10):
-        if sub.lower() in GIT_BUILTINS or sub.lower() not in aliases:
+        value = alias_value(aliases, sub)
+        if value is None:
             break
-        value = aliases[sub.lower()]
         analysis.note(where, f"git alias {sub} = {show(value)}")
         if UNKNOWN in value:
             analysis.not_sure(True, f"git alias `{sub}` has a value only known when the command runs", where, "fail-closed.git-alias")
@@ -254,6 +315,20 @@ def resolve_git_alias(analysis: Analysis, sub: str, args: list[str], aliases: di
             return None
         sub, args = words[0], words[1:] + args
     return sub, args
+
+
+def alias_value(aliases: dict[str, str], sub: str) -> str | None:
+    """What git alias `sub` stands for; None when it is not one (git's own
+    commands are never aliases). Config that could not be read defines
+    aliases of unknown names (the entry `alias.` = UNKNOWN): any other
+    subcommand may be one of them."""
+    low = sub.lower()
+    if low in GIT_BUILTINS:
+        return None
+    if low in aliases:
+        return aliases[low]
+    unknown = aliases.get("")
+    return unknown if unknown is not None and UNKNOWN in unknown else None
 
 
 def reads_only(sub: str, args: list[str]) -> bool:
@@ -316,8 +391,9 @@ def judge_modelled_subcommand(analysis: Analysis, low: str, args: list[str], con
         judge_pull(analysis, args, configs, argv, where)
         return
     if low == "subtree":
-        verb = next((a for a in args if not a.startswith("-")), "")
-        if verb in ("push", "merge", "pull") or UNKNOWN in verb:
+        # the command may follow options and their values (`-P dir merge`): any such word counts
+        verb = next((a for a in args if not a.startswith("-") and (a in ("push", "merge", "pull") or UNKNOWN in a)), "")
+        if verb:
             analysis.block(argv, f"git subtree {show(verb)} pushes or merges", where, "git.subtree")
         return
     if low == "submodule":
@@ -419,7 +495,7 @@ def judge_git_config(analysis: Analysis, args: list[str], argv: list[str], scope
             return
         probe = analysis.probe()
         run_git_value(probe, value, scope.fork(), where)
-        if probe.blocks or any(u[0] for u in probe.unsure):
+        if probe.pushes():
             analysis.block(argv, f"defines git alias `{name}` that would push or merge when used", where, "git.alias-arms-push")
         return
     scope.git_configs.append((key, value))
@@ -431,8 +507,8 @@ def judge_git_config(analysis: Analysis, args: list[str], argv: list[str], scope
                 scope.git_aliases[inner_key[6:].lower()] = inner_value
     if analysis.policy.could_push(value):
         probe = analysis.probe()
-        probe.run_script(value, scope.fork(), "", where)
-        if probe.blocks:
+        probe.run_script(value, without_config(scope, key, value), "", where)
+        if probe.pushes():
             analysis.block(argv, f"sets git config {key} to a command that would push or merge", where, "git.config-command")
 
 
@@ -454,7 +530,7 @@ def judge_written_git_file(analysis: Analysis, path: str, content: str | None, i
                 if run_git_value(probe, value, Scope(), where):
                     # a config value may also be a command some other key runs
                     probe.run_script(value, Scope(), "", where)
-    if probe.blocks or any(u[0] for u in probe.unsure):
+    if probe.pushes():
         analysis.block(["write", path], f"writes a git {'hook' if is_hook else 'config'} that would push or merge later", where, "git.hook-or-config-write")
 
 

@@ -46,7 +46,7 @@ def run_declare(analysis: Analysis, argv: list[str], env: dict[str, str], stdin:
         analysis.assign(scope, name, [value], False, where)
         if exporting:
             scope.exported[name] = value
-        if name in COMMAND_ENV and analysis.policy.could_push(value):
+        if name in COMMAND_ENV and analysis.runs_something(value, scope):
             analysis.check_env({name: value}, scope, where)
     return None
 
@@ -156,17 +156,37 @@ def run_printf(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: 
 
 
 def run_tee(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    appends = any(a in ("-a", "--append") or (a.startswith("-") and not a.startswith("--") and "a" in a) for a in argv[1:])
     for arg in argv[1:]:
         if not arg.startswith("-"):
+            if not appends:
+                analysis.judge_overwrite(arg, scope, where, "tee", argv)
             scope.files[file_key(arg)] = stdin
             analysis.check_written(arg, stdin, where, scope)
     return stdin
+
+
+def run_mkdir(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    """mkdir without -p fails on a directory that exists: what it makes is the
+    command's own, and deleting it later loses nothing."""
+    if not any(a.startswith("-") and ("p" in a or a == "--parents") for a in argv[1:]):
+        scope.made = scope.made + tuple(file_key(a).rstrip("/") for a in argv[1:] if not a.startswith("-") and a)
+    return ""
 
 
 def run_copy(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
     """cp / ln / mv / install SOURCE DEST: DEST now holds what SOURCE held; a
     copy or link of a program (`ln -s /usr/bin/git g`) runs that program."""
     paths = [a for k, a in enumerate(argv[1:], 1) if not a.startswith("-") and argv[k - 1] not in ("-m", "-o", "-g", "-t", "-S")]
+    name = program_name(argv[0]) or "cp"
+    options = [a for a in argv[1:] if a.startswith("-")]
+    keeps = any(a in ("-n", "--no-clobber", "-i", "--interactive", "--update=none") for a in options)
+    replaces = name != "ln" or any(a in ("-f", "--force") or (not a.startswith("--") and "f" in a) for a in options)
+    directories = [a for k, a in enumerate(argv[1:], 1) if argv[k - 1] == "-t"] + [a[17:] for a in options if a.startswith("--target-directory=")]
+    if len(paths) >= 2 and replaces and not keeps and not directories:
+        analysis.judge_overwrite(paths[-1], scope, where, name, argv)
+    for directory in directories:
+        analysis.judge_overwrite(directory, scope, where, name, argv)
     if len(paths) == 2:
         source = file_key(paths[0])
         if source in ("/dev/stdin", "-"):

@@ -8,7 +8,7 @@ the command wrote, or stdin. Interpreter code that can start programs is
 judged by the commands its string literals spell (judge_code, which the
 data-executing programs use too: awk, sed `e`, ed/vim).
 """
-from ralph.rules.guard.interp import Analysis
+from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, Analysis, load_model
 from ralph.rules.guard.programs.facts import EXEC_APIS, INTERPRETERS
 from ralph.rules.guard.state import ENCODINGS, Scope, file_key, normalize_program, program_name, show
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
@@ -19,6 +19,17 @@ ARGV_MARKERS = ("argv", "process.argv", "@argv", "$argv", "arguments", "args", "
 PROCESS_CALLS = ("run", "system", "check_output", "check_call", "call", "popen", "execsync", "exec", "spawn",
                  "spawnsync", "execfile", "execfilesync", "qx", "capture2", "capture3", "shell_exec", "passthru",
                  "proc_open", "command", "getoutput", "getstatusoutput", "output", "$")
+# python -m <module> -> the program it is
+PYTHON_MODULE_RUNNERS = {"pytest": "pytest", "py.test": "pytest", "tox": "tox", "nox": "nox", "invoke": "invoke",
+                         "pre_commit": "pre-commit", "pip": "pip"}
+# interpreter calls that delete files (ralph.rules.guard.programs.destroy.DELETE_CALLS has them all)
+DELETE_HINTS = ("rmtree", "rm_r", "rmsync", "rmdirsync", "unlink", "os.remove", "os.rmdir", "rimraf", "remove_tree",
+                "remove_dir_all", "removeall", "deltree", "remove-item", "fs.rm(", "fs.promises.rm(", "file.delete(",
+                "remove_file", "fileutils.rm", "removedirs")
+# programs a string in code may run that delete or overwrite (judged as shell commands)
+DESTRUCTIVE_PROGRAMS = frozenset(("rm", "unlink", "shred", "dd", "wipefs", "truncate", "chmod", "chown", "chgrp", "find",
+                                  "psql", "mysql", "sqlite3", "mongosh", "dropdb", "redis-cli", "mkfs", "mkfs.ext4"))
+DESTRUCTIVE_HINTS = ("rm ", "rm\t", "shred", "dd ", "mkfs", "wipefs", "chmod", "chown", "drop ", "truncate")
 # programs whose judged invocation accounts for push/merge words in a string literal
 GIT_PROGRAMS = frozenset(("git", "gh", "glab", "hub", "jj", "yadm"))
 
@@ -92,6 +103,9 @@ def run_interpreter(analysis: Analysis, argv: list[str], env: dict[str, str], st
             args = argv[i + 1:]
             break
         if arg in ("-m",) and name.startswith("py"):
+            module = argv[i + 1] if i + 1 < len(argv) else ""
+            if module in PYTHON_MODULE_RUNNERS:
+                return analysis.run_argv([PYTHON_MODULE_RUNNERS[module]] + argv[i + 2:], env, stdin, scope, f"{where} > {name} -m {module}")
             return None
         if not arg.startswith("-") or arg == "-":
             break
@@ -107,6 +121,11 @@ def run_interpreter(analysis: Analysis, argv: list[str], env: dict[str, str], st
                     analysis.not_sure(False, f"{name} runs `{show(path)}`, written in this command with content that cannot be seen", where, "fail-closed.script-content")
                     return None
             else:
+                text = analysis.read_project_file(path, scope)
+                if text is not None:
+                    inner = scope.fork()
+                    inner.positional = list(args)
+                    return load_model(DISK_SCRIPTS).run_file_on_disk(analysis, text, path, inner, stdin, f"{where} > {name} {show(path)}", name)
                 analysis.note(where, f"{name} runs file {show(path)} (not visible to the guard)")
                 return None
         else:
@@ -119,13 +138,22 @@ def run_interpreter(analysis: Analysis, argv: list[str], env: dict[str, str], st
 
 
 def judge_code(analysis: Analysis, name: str, code: str, scope: Scope, where: str, starts_programs: bool = False,
-               args: list[str] | None = None) -> None:
+               args: list[str] | None = None, from_disk: bool = False) -> None:
     """Interpreter code that can start programs: judge the commands its
     string literals spell (a list of literals as one argv), and the
     program's own arguments when the code passes its argv to a process API.
     Block when push/merge words or encodings remain that no judged git
-    command accounts for."""
+    command accounts for. Code that deletes files (shutil.rmtree, ...) is
+    judged by the paths it passes (ralph.rules.guard.programs.destroy).
+    from_disk: the project's own file (a test, a noxfile, a script): only a
+    push/merge word in a string, in code that names git, counts; encodings
+    and words outside strings do not."""
     low = code.lower()
+    if any(call in low for call in DELETE_HINTS):
+        load_model(DESTROY).judge_code_deletions(analysis, name, code, scope, where, from_disk)
+    if from_disk and not starts_programs and not analysis.policy.mentions_push(low) and not any(w in low for w in DESTRUCTIVE_HINTS):
+        analysis.note(where, f"{name} code names neither push/merge nor a destructive program")
+        return
     starts_programs = starts_programs or any(api in low for api in EXEC_APIS)
     if not starts_programs:
         analysis.note(where, f"{name} code starts no programs")
@@ -135,14 +163,16 @@ def judge_code(analysis: Analysis, name: str, code: str, scope: Scope, where: st
         analysis.note(where, f"{name} code passes its arguments to a process API")
         analysis.run_argv(list(args), {}, None, scope.fork(), f"{where} > {name} argv")
     explained: set[int] = set()
-    spans = _literal_spans(code)
+    spans = literal_spans(code)
     groups = _literal_groups(code)
     for group in groups:
         words = [code_literal for _, code_literal in group]
+        if from_disk and not (_passed_whole(code, spans, group) or _stored_then_run(code, spans, group)):
+            continue  # a string a test or script only compares or prints
         mark = (len(analysis.blocks), len(analysis.unsure))
         if len(words) > 1:
             analysis.run_argv(words, {}, None, scope.fork(), f"{where} > {name} argv list")
-        elif analysis.policy.could_push(words[0]) or "git" in words[0].lower():
+        elif analysis.policy.could_push(words[0]) or "git" in words[0].lower() or _may_destroy(words[0]):
             analysis.run_script(words[0], scope.fork(), "", f"{where} > {name} string")
         first = (words[0].split() or [""])[0]
         if ((len(analysis.blocks), len(analysis.unsure)) == mark and program_name(first) in GIT_PROGRAMS
@@ -151,14 +181,22 @@ def judge_code(analysis: Analysis, name: str, code: str, scope: Scope, where: st
     if len(analysis.blocks) > before[0]:
         return
     literals = [literal for group in groups for literal in group]
-    outside = _without_literals(code)
-    risky = (analysis.policy.could_push(outside) or any(e in low for e in ENCODINGS)
-             or any(analysis.policy.could_push(text) for index, text in literals if index not in explained))
+    if from_disk:
+        risky = False  # the project's own code: only what it hands to a process API counts (judged above)
+    else:
+        outside = _without_literals(code)
+        risky = (analysis.policy.could_push(outside) or any(e in low for e in ENCODINGS)
+                 or any(analysis.policy.could_push(text) for index, text in literals if index not in explained))
     if risky:
         analysis.blocks.append((f"{name} code", f"{name} code that starts programs mentions push/merge/pull or encodes text", where, "interpreter.code"))
         analysis.note(where, f"{name} code can start programs and could push or merge -> BLOCK")
     else:
         analysis.note(where, f"{name} code starts programs but none that push or merge")
+
+
+def _may_destroy(text: str) -> bool:
+    """Could this string be a shell command that deletes or overwrites?"""
+    return any((program_name(word) or "") in DESTRUCTIVE_PROGRAMS for word in text.replace(";", " ").replace("&", " ").split()[:40])
 
 
 def run_eval(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
@@ -184,7 +222,7 @@ def run_trap(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: st
     return None
 
 
-def _literal_spans(code: str) -> list[tuple[int, int, str]]:
+def literal_spans(code: str) -> list[tuple[int, int, str]]:
     """Quoted strings in interpreter code (', ", `): (start, end, text), escapes decoded C-style."""
     out = []
     i = 0
@@ -208,7 +246,7 @@ def _literal_groups(code: str) -> list[list[tuple[int, str]]]:
     argv words: `['git', 'log']`, `qw`-free) grouped together; (index, text)."""
     groups: list[list[tuple[int, str]]] = []
     previous_end = -1
-    for index, (start, end, text) in enumerate(_literal_spans(code)):
+    for index, (start, end, text) in enumerate(literal_spans(code)):
         between = code[previous_end:start] if previous_end >= 0 else None
         if groups and between is not None and between.strip(" \t\n,") == "" and "," in between:
             groups[-1].append((index, text))
@@ -233,10 +271,35 @@ def _passed_whole(code: str, spans: list[tuple[int, int, str]], group: list[tupl
     return before.endswith(PROCESS_CALLS)
 
 
+def _stored_then_run(code: str, spans: list[tuple[int, int, str]], group: list[tuple[int, str]]) -> bool:
+    """Is this literal (or list) stored in a variable that is then handed to a
+    process API (`cmd = ["git", "push"]` ... `subprocess.run(cmd)`)?"""
+    start, _, _ = spans[group[0][0]]
+    _, end, _ = spans[group[-1][0]]
+    before = code[max(0, start - 60):start].rstrip(" \t[(")
+    if not before.endswith("=") or before.endswith(("==", "!=", "<=", ">=")):
+        return False
+    head = before[:-1].rstrip()
+    name_start = len(head)
+    while name_start > 0 and (head[name_start - 1].isalnum() or head[name_start - 1] in "_."):
+        name_start -= 1
+    name = head[name_start:]
+    if not name or not (name[0].isalpha() or name[0] == "_"):
+        return False
+    low = code.lower()
+    at = code.find(name, end)
+    while at >= 0:
+        left = low[max(0, at - 40):at].rstrip(" \t[(*,")
+        if left.endswith(PROCESS_CALLS) and not code[at + len(name):at + len(name) + 1].isalnum():
+            return True
+        at = code.find(name, at + len(name))
+    return False
+
+
 def _without_literals(code: str) -> str:
     pieces = []
     previous = 0
-    for start, end, _ in _literal_spans(code):
+    for start, end, _ in literal_spans(code):
         pieces.append(code[previous:start])
         previous = end
     pieces.append(code[previous:])

@@ -7,7 +7,7 @@ find -exec, parallel, tmux/screen/at (a command string run later), and
 busybox/toybox (argv[1] is the program).
 """
 from ralph.rules.guard.expand import split_words
-from ralph.rules.guard.interp import Analysis
+from ralph.rules.guard.interp import DESTROY, Analysis, load_model
 from ralph.rules.guard.programs.facts import (ASSIGNING_WRAPPERS, PARALLEL_OPTS_WITH_ARG, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS, WRAPPERS,
                                               XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.guard.state import MAX_ALTERNATIVES, UNKNOWN, Scope, normalize_program, program_name, read_written, shell_quote
@@ -42,6 +42,9 @@ def run_wrapper(analysis: Analysis, argv: list[str], env: dict[str, str], stdin:
                 i += 1
                 break
             i += 1 if eq or option not in long_with_arg else 2
+            continue
+        if name == "env" and arg == "-":
+            i += 1  # `env -`: -i, an empty environment
             continue
         if name == "nice" and arg[1:].isdigit():
             i += 1
@@ -217,29 +220,57 @@ def run_parallel(analysis: Analysis, argv: list[str], env: dict[str, str], stdin
                 values = [UNKNOWN]
             break
     else:
-        values = [UNKNOWN] if stdin is None else stdin.split()
+        values = [UNKNOWN] if stdin is None else [line for line in stdin.splitlines() if line]  # one input per line
     if len(values) > MAX_ALTERNATIVES:
         values = [UNKNOWN]
     for value in values or [""]:
         text = " ".join(template)
-        text = text.replace("{}", value) if "{}" in text else text + " " + shell_quote(value)
+        if not template:
+            text = value  # no command: each input is one
+        else:
+            text = text.replace("{}", value) if "{}" in text else text + " " + shell_quote(value)
         analysis.run_script(text, scope.fork(), None, f"{where} > parallel")
     return None
 
 
 def run_find(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    """find runs -exec commands with `{}` a path it found (below a start path),
+    and deletes with -delete (ralph.rules.guard.programs.destroy)."""
+    found = find_targets(argv)
+    if "-delete" in argv:
+        load_model(DESTROY).judge_find_delete(analysis, argv, found, scope, where)
+    runs = any(arg in ("-exec", "-execdir", "-ok", "-okdir") for arg in argv)
     i = 1
     while i < len(argv):
         if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
             j = i + 1
             while j < len(argv) and argv[j] not in (";", "+"):
                 j += 1
-            command = [UNKNOWN if "{}" in a else a for a in argv[i + 1:j]]
-            analysis.run_argv(command, env, None, scope, f"{where} > find {argv[i]}")
+            for path in found[:MAX_ALTERNATIVES]:
+                # (-execdir runs in the found file's directory; the full path says the same place)
+                command = [a.replace("{}", path) for a in argv[i + 1:j]]
+                analysis.run_argv(command, env, None, scope, f"{where} > find {argv[i]}")
             i = j + 1
         else:
             i += 1
-    return None
+    if runs or any(arg in ("-print0", "-printf", "-fprint", "-fprint0", "-fprintf", "-ls", "-fls") for arg in argv):
+        return None
+    return "".join(path + "\n" for path in found)  # each a path below a start path
+
+
+def find_targets(argv: list[str]) -> list[str]:
+    """What find finds, per start path: a path below it whose tail is only
+    known when it runs (named as its -name pattern says, when it has one)."""
+    starts = []
+    i = 1
+    while i < len(argv) and argv[i] in ("-H", "-L", "-P"):
+        i += 1
+    while i < len(argv) and not argv[i].startswith(("-", "(", "!")):
+        starts.append(argv[i])
+        i += 1
+    names = [argv[k + 1] for k in range(i, len(argv) - 1) if argv[k] in ("-name", "-iname")]
+    leaf = "/" + names[0] if len(names) == 1 and "/" not in names[0] else ""
+    return [start.rstrip("/") + "/" + UNKNOWN + leaf for start in (starts or ["."])]
 
 
 def run_multiplexer(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:

@@ -1,0 +1,116 @@
+"""How the report's renderers write numbers, times and outcomes for people."""
+from __future__ import annotations
+
+
+def duration(seconds: object) -> str:
+    """1h02m, 3m05s, 42s, 0.4s; "-" when unknown."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return "-"
+    if 0 < seconds < 0.05:
+        return "<0.1s"
+    if seconds < 10 and seconds != int(seconds):
+        return f"{seconds:.1f}s"
+    whole = int(round(seconds))
+    if whole < 60:
+        return f"{whole}s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def cost(value: object) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "-"
+    return f"${value:,.2f}" if value >= 0.995 or value == 0 else f"${value:.3f}"
+
+
+def tokens(value: object) -> str:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "-"
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 1000:
+        return f"{value / 1000:.1f}k"
+    return str(value)
+
+
+def usage(glance: dict) -> str:
+    """Cost and tokens of the run, "" when the records have none."""
+    figures = glance.get("usage")
+    if not figures:
+        return ""
+    parts = []
+    if figures.get("cost_usd") is not None:
+        parts.append(cost(figures["cost_usd"]))
+    if figures.get("tokens") is not None:
+        parts.append(f"{tokens(figures['tokens'])} tokens")
+    return ", ".join(parts)
+
+
+def stories_line(glance: dict) -> str:
+    return (f"{glance['stories_done']} done, {glance['stories_blocked']} blocked, {glance['stories_left']} left"
+            f" (of {glance['stories_total']}; {glance['stories_done_this_run']} done in this run)")
+
+
+def waits_line(glance: dict) -> str:
+    if not glance["waits"]:
+        return "none"
+    line = f"{glance['usage_limit_waits']} for usage limits ({duration(glance['usage_limit_wait_s'])})"
+    others = glance["waits"] - glance["usage_limit_waits"]
+    if others:
+        line += f", {others} other ({duration(glance['wait_s'] - glance['usage_limit_wait_s'])})"
+    return line
+
+
+def branch_line(glance: dict) -> str:
+    branch = glance.get("branch")
+    if not branch:
+        return "-"
+    action = glance.get("branch_action")
+    if action == "created":
+        return f"{branch} (new, from {glance.get('previous_branch') or 'a detached HEAD'})"
+    if action == "resumed":
+        return f"{branch} (resumed)"
+    return f"{branch} (the checked-out branch)" if action == "current" else branch
+
+
+def handoff_line(handoff: dict | None) -> str:
+    if handoff is None:
+        return "none (nothing committed, or the run ended before it)"
+    mode = handoff["mode"]
+    if mode == "none":
+        return "none ([handoff] mode = \"none\")"
+    if not handoff["ok"]:
+        return f"{mode} FAILED: {handoff['error']}"
+    if mode == "bundle":
+        return f"bundle written: {handoff['path']}"
+    where = f"{handoff['branch']} pushed to {handoff['remote']}"
+    if mode == "pr":
+        verb = "updated" if handoff.get("action") == "updated" else "opened"
+        return f"{where}; draft pull request {verb}: {handoff['url'] or '(no URL printed)'}"
+    return where
+
+
+def verify_text(verify: dict | None) -> str:
+    if verify is None:
+        return "-"
+    if verify.get("error"):
+        return f"{verify['result']}: {verify['error']}"
+    text = verify.get("result") or "-"
+    if verify.get("verdict") and verify["verdict"] not in ("pass", "not_test", text):
+        text += f" ({verify['verdict']})"
+    if verify.get("failing_tests"):
+        text += ": " + ", ".join(verify["failing_tests"][:5])
+        if len(verify["failing_tests"]) > 5:
+            text += f" and {len(verify['failing_tests']) - 5} more"
+    return text
+
+
+def diffstat_line(diffstat: dict | None) -> str:
+    if not diffstat:
+        return ""
+    return f"{diffstat.get('files', 0)} file(s), +{diffstat.get('insertions', 0)} -{diffstat.get('deletions', 0)}"
