@@ -135,18 +135,38 @@ def test_defaults_apply_to_a_minimal_table(tmp_path) -> None:
     assert (hook.timeout, hook.env, hook.enabled, hook.description, hook.pipe_output, hook.working_dir) == (10.0, {}, True, "", False, None)
 
 
-def test_a_broken_event_hook_denies_pre_tool_use_and_warns_elsewhere(repo: str) -> None:
-    write_config(repo, """\
+def test_an_invalid_event_hook_is_skipped_with_a_warning_and_the_valid_ones_run(repo: str, tmp_path) -> None:
+    """The specs' rule: an invalid hook config is warned about and skipped;
+    it never takes the valid hooks (or every tool call) down."""
+    seen = tmp_path / "seen"
+    write_config(repo, f"""\
+        [[hooks.event]]
+        match = "tool:pre_exekute"
+        command = "true"
+
         [[hooks.event]]
         match = "PreToolUse:Bash"
         command = "true"
         timeout = -1
+
+        [[hooks.event]]
+        match = "PreToolUse:Bash"
+        command = "echo ran >> {seen}; case \\"$RALPH_TOOL_ARGS\\" in *make*) echo 'no make here' >&2; exit 1;; esac"
+        description = "no make"
         """)
-    result = run_hook("pre-tool", bash_payload(repo, "ls"), repo)
-    assert result.denied
-    assert "ralph.toml:4: [[hooks.event]] #1 timeout: must be >= 0.1" in result.reason
+    result = run_hook("pre-tool", bash_payload(repo, "make"), repo)
+    assert result.denied and 'Blocked by your hook "no make" (ralph.toml:10), exit 1: no make here' in result.reason
+    assert seen.read_text() == "ran\n" and "ralph.toml:2" in result.output["systemMessage"]
+    allowed = run_hook("pre-tool", bash_payload(repo, "ls"), repo)
+    with_hook = dict(allowed.output)
+    assert seen.read_text() == "ran\nran\n"
+    warning = with_hook["systemMessage"]
+    assert "skipped invalid [[hooks.event]] table(s), the others run" in warning
+    assert "ralph.toml:2: [[hooks.event]] #1 match: pattern 'tool:pre_exekute' matches no Claude Code event" in warning
+    assert "ralph.toml:8: [[hooks.event]] #2 timeout: must be >= 0.1" in warning
     post = run_hook("post-tool", load_payload("PostToolUse_Read", repo), repo)
-    assert "ralph.toml:4" in post.output["systemMessage"]
+    assert "ralph.toml:2" in post.output["systemMessage"]
+    assert "skipped invalid tables" in json.dumps(last_log(repo))
 
 
 def test_invalid_toml_with_event_hooks_denies_with_file_and_line(repo: str) -> None:

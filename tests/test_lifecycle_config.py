@@ -179,7 +179,7 @@ def test_the_config_check_hands_its_validated_hooks_to_the_load_once(tmp_path, m
     again = require_valid(p.hooks(monkeypatch))
     assert validated == ["project", "global", "global", "project"]  # the hand-over is taken once
     assert summary(handed) == summary(again) and [s.source for s in handed.by_point["post_iteration"]] == ["global", "project"]
-    assert handed.settings == again.settings == {"disable_global_hooks": False, "dir": "elsewhere", "dir_timeout": 7}
+    assert handed.settings == again.settings == {"disable_global_hooks": False, "dir": "elsewhere", "dir_timeout": 7, "dir_on_failure": "continue"}
     assert not {id(s) for s in handed.all()} & {id(s) for s in again.all()}
     check_config(p.root, p.environ())
     p.write_config('[[hooks.post_iteration]]\ncommand = "@RECORD@ changed"\n')  # edited in between: validated afresh

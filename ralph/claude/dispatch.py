@@ -19,7 +19,7 @@ from ralph import fastjson
 from ralph.claude.protocol import SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
 from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger, write_all
-from ralph.state.locations import config_path, project_root, state_dir
+from ralph.state.locations import config_path, global_hooks_path, project_root, state_dir
 
 MAX_STDIN = 64 * 1024 * 1024
 # Payloads this large parse faster with orjson than its import costs (about
@@ -171,28 +171,33 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | None 
         return fail_safe(event, f"internal error {name}"), call, event, notes
 
 
-def event_commands_source(root: str, environ: dict[str, str] | None) -> tuple[str, bytes | None] | None:
-    """(path, bytes) of the ralph.toml that may declare `[[hooks.event]]`, else
-    None: one stat without a config, one read with one that never says
-    `event`, and no import or TOML parsing either way. (path, None): the file
-    is there but cannot be read, which ralph.claude.event_commands reports."""
-    path = config_path(root, environ)
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return path, None
-    # a key spelled with escapes ("\u0065vent") says `event` too
-    if b"event" in data or b"\\u" in data or b"\\U" in data:
-        return path, data
-    return None
+def event_commands_source(root: str, environ: dict[str, str] | None) -> list[tuple[str, bytes | None, str]] | None:
+    """[(path, bytes, origin)] of the files that may declare `[[hooks.event]]`:
+    the user's global hooks.toml ("global") and the project's ralph.toml
+    ("project"), each only when it says `event` (the project's also when it
+    says disable_global_hooks and a global file does); None when neither
+    does: two failed opens without config, one read of each file that never
+    says `event`, and no import or TOML parsing either way. (path, None): the
+    file is there but cannot be read, which ralph.claude.event_commands reports."""
+    found = []
+    for path, origin in ((global_hooks_path(environ), "global"), (config_path(root, environ), "project")):
+        if path is None:
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            found.append((path, None, origin))
+            continue
+        # a key spelled with escapes ("\u0065vent") says `event` too
+        if b"event" in data or b"\\u" in data or b"\\U" in data or (found and b"disable_global_hooks" in data):
+            found.append((path, data, origin))
+    return found or None
 
 
-def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: tuple[str, bytes | None] | None = None) -> Outcome:
+def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: list[tuple[str, bytes | None, str]] | None = None) -> Outcome:
     """The user's own `[[hooks.event]]` commands, after ralph's rule.
     `source`: event_commands_source(), when the caller already has it."""
     if call.event == "PreToolUse" and outcome.decision == "deny":
@@ -201,7 +206,7 @@ def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: tup
         source = event_commands_source(call.root, call.environ)
         if source is None:
             return outcome
-    chosen, outcome = load(EVENT_COMMANDS).select(call, outcome, *source)
+    chosen, outcome = load(EVENT_COMMANDS).select(call, outcome, source)
     return load(EVENT_COMMAND_RUNS).run(call, outcome, raw, chosen) if chosen else outcome
 
 

@@ -223,6 +223,14 @@ def with_context(outcome: Outcome, event: str, text: str) -> Outcome:
     return Outcome(output, decision, outcome.reason or text[:500])
 
 
+def keep_message(before: Outcome, after: Outcome) -> Outcome:
+    """`after`, still carrying the warning `before` had for the person."""
+    message = before.output.get("systemMessage")
+    if message:
+        after.output["systemMessage"] = message
+    return after
+
+
 def for_log(outcome: Outcome) -> Outcome:
     """The model reads the hook's words as they are; .ralph/logs/hooks.jsonl
     gets them with secrets redacted (a hook may print its environment)."""
@@ -280,7 +288,7 @@ def run(call: HookCall, outcome: Outcome, raw: bytes, chosen: list[EventHook]) -
             reason = denial(hook, result)
             if reason is not None:
                 record["decision"] = "deny"
-                return for_log(deny(reason))  # the first block stops the chain
+                return for_log(keep_message(outcome, deny(reason)))  # the first block stops the chain
         elif not result.ok:
             call.problems.append(f"event hooks: {hook.label} {result.status()}"
                                  + (f" (exit {result.exit_code})" if result.exit_code else ""))

@@ -24,7 +24,7 @@ import os
 
 from ralph.claude.protocol import CLIENT_EVENTS, HookCall, Outcome, deny
 from ralph.config.locate import Locator
-from ralph.config.reading import cached_parse
+from ralph.config.reading import CACHE_FILE, cached_parse
 from ralph.config.schema import ConfigError, Key, Table, ValueProblem, check_table
 
 DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
@@ -35,6 +35,8 @@ MAX_DEPTH = 2
 OUTPUT_CAP = 64 * 1024  # bytes kept per stream; the rest is read and dropped
 ENV_VALUE_CAP = 64 * 1024  # Linux refuses a single env string over 128 KiB
 KILL_GRACE = 0.2  # after SIGTERM, and after the hook exits: then its group is killed
+# the global hooks.toml's parse, kept apart from the project's (each call reads both)
+GLOBAL_CACHE_FILE = os.path.join(os.path.dirname(CACHE_FILE), "global-hooks.json")
 
 EVENT_KEYS: dict[str, Key] = {
     "match": Key(None, "pattern", None, 'events to run on: "PreToolUse:Bash", an alias, a glob (*) or a comma list'),
@@ -247,50 +249,102 @@ def validate(config: dict, path: str, text: str = "") -> list[str]:
 # ---- the chain ----
 
 
+def summary(errors: list[str]) -> str:
+    return "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+
+
 def _fail_config(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome:
-    """A broken [[hooks.event]] table: on PreToolUse the call is denied (a check
-    that cannot be read is a check that did not pass); elsewhere it is logged
-    and shown to the person."""
-    message = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+    """A hooks file that cannot be read or parsed (no hook in it is known):
+    on PreToolUse the call is denied (a check that cannot be read is a check
+    that did not pass); elsewhere it is logged and shown to the person."""
+    message = summary(errors)
     call.problems.append(f"event hooks: {message}")
     if call.event == "PreToolUse":
         return deny(f"ralph-hooks could not read your event hooks, so this tool call was not checked and did not run: "
-                    f"{message}. Fix ralph.toml (see docs/event-hooks.md).")
+                    f"{message}. Fix the file (see docs/event-hooks.md).")
+    return with_message(outcome, f"ralph-hooks: your [[hooks.event]] hooks did not run: {message}")
+
+
+def _warn_skipped(call: HookCall, outcome: Outcome, errors: list[str]) -> Outcome:
+    """Invalid [[hooks.event]] tables in a file that was read: each is left
+    out with a warning naming its file and line, and the valid ones run (an
+    invalid hook never takes the others down)."""
+    message = summary(errors)
+    call.problems.append(f"event hooks: skipped invalid tables: {message}")
+    return with_message(outcome, f"ralph-hooks: skipped invalid [[hooks.event]] table(s), the others run: {message}")
+
+
+def with_message(outcome: Outcome, text: str) -> Outcome:
     output = dict(outcome.output)
-    output["systemMessage"] = f"ralph-hooks: your [[hooks.event]] hooks did not run: {message}"
+    output["systemMessage"] = text
     return Outcome(output, outcome.decision, outcome.reason)
 
 
-def load(call: HookCall, path: str, data: bytes | None) -> tuple[list[EventHook], list[str]]:
+def read_source(call: HookCall, path: str, data: bytes | None, cache_file: str) -> tuple[dict | None, str, str]:
+    """(parsed config, text, "") of one hooks file, or (None, "", why not)."""
     if data is None:
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as e:
-            return [], [f"{path}: cannot read: {e.strerror or e}"]
+            return None, "", f"{path}: cannot read: {e.strerror or e}"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        return [], [f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"]
+        return None, "", f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"
     try:
-        config = cached_parse(call.root, text, path)
+        return cached_parse(call.root, text, path, cache_file), text, ""
     except ConfigError as e:
-        return [], [str(e)]
-    return parse_event_hooks(config, path, text)
+        return None, "", str(e)
+
+
+def globals_disabled(config: dict | None) -> bool:
+    section = config.get("hooks") if config else None
+    return isinstance(section, dict) and section.get("disable_global_hooks") is True
+
+
+def load(call: HookCall, sources: list[tuple[str, bytes | None, str]]) -> tuple[list[EventHook], list[str], list[str]]:
+    """(hooks, table errors, file errors) of the sources: the global
+    hooks.toml's first, then the project's (the order lifecycle hooks run in);
+    the global file is left out when the project sets disable_global_hooks."""
+    parsed: dict[str, tuple[str, dict | None, str, str]] = {}
+    for path, data, origin in sources:
+        cache = GLOBAL_CACHE_FILE if origin == "global" else CACHE_FILE
+        config, text, error = read_source(call, path, data, cache)
+        parsed[origin] = (path, config, text, error)
+    if "project" in parsed and globals_disabled(parsed["project"][1]):
+        parsed.pop("global", None)
+    hooks: list[EventHook] = []
+    errors: list[str] = []
+    broken: list[str] = []
+    for origin in ("global", "project"):
+        if origin not in parsed:
+            continue
+        path, config, text, error = parsed[origin]
+        if config is None:
+            broken.append(error)
+            continue
+        found, problems = parse_event_hooks(config, path, text)
+        hooks += found
+        errors += problems
+    return hooks, errors, broken
 
 
 def hooks_disabled(environ: object) -> bool:
     return str(environ.get("RALPH_HOOKS_ENABLED", "")).strip().lower() in ("0", "false", "no", "off")  # type: ignore[attr-defined]
 
 
-def select(call: HookCall, outcome: Outcome, path: str, data: bytes | None) -> tuple[list[EventHook], Outcome]:
-    """The user's hooks that match this call, and ralph's `outcome` (replaced
-    by the answer to a broken [[hooks.event]] table, which runs none)."""
+def select(call: HookCall, outcome: Outcome, sources: list[tuple[str, bytes | None, str]]) -> tuple[list[EventHook], Outcome]:
+    """The user's hooks that match this call, and ralph's `outcome` (with a
+    warning for invalid tables, which are skipped; replaced by the answer to a
+    file that cannot be read or parsed, which runs none)."""
     if call.event == "PreToolUse" and outcome.decision == "deny":
         return [], outcome  # the first block stops the chain; a ralph deny is final
     if hooks_disabled(call.environ):
         return [], outcome
-    hooks, errors = load(call, path, data)
+    hooks, errors, broken = load(call, sources)
+    if broken:
+        return [], _fail_config(call, outcome, broken + errors)
     if errors:
-        return [], _fail_config(call, outcome, errors)
+        outcome = _warn_skipped(call, outcome, errors)
     return [h for h in hooks if h.enabled and matches(h.patterns, call.event, call.tool_name)], outcome

@@ -1,6 +1,8 @@
-"""`ralph hooks list` and `ralph hooks test POINT`: the lifecycle hooks of
-ralph-loop as the loop will see them (global hooks.toml, ralph.toml,
-.ralph/hooks/), and one point fired with sample context."""
+"""`ralph hooks list` and `ralph hooks test POINT|EVENT`: the lifecycle hooks
+of ralph-loop as the loop will see them (global hooks.toml, ralph.toml,
+.ralph/hooks/) and the `[[hooks.event]]` hooks on Claude Code events
+(ralph.commands.hooks_events); one point fired with sample context, or one
+event with a captured payload."""
 from __future__ import annotations
 
 import argparse
@@ -22,9 +24,12 @@ from ralph.loop.lifecycle.engine import Engine
 from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
 from ralph.loop.settings import loop_settings
 
+from ralph.commands import hooks_events
+
 USAGE = """\
 usage: ralph hooks list [-C DIR]
        ralph hooks test POINT [--iteration N] [--story ID] [--finish-type TYPE] [-C DIR]
+       ralph hooks test EVENT[:TOOL] [--input JSON] [-C DIR]   (e.g. PreToolUse:Bash, tool:pre_execute:bash)
 """
 
 
@@ -68,6 +73,7 @@ def list_hooks(argv: list[str]) -> int:
             out.write(f"  [{state}] {spec.label}  ({spec.source}: {spec.where}"
                       + (f", as {spec.config_name}" if spec.config_name not in (point, spec.get('name')) else "") + ")\n")
             out.write(f"        {describe(spec)}" + (f" · disabled: {spec.disabled}" if spec.disabled else "") + "\n")
+    hooks_events.write_list(out, config)
     for warning in hooks.warnings:
         out.write(f"\nwarning: {warning}")
     if hooks.warnings:
@@ -113,6 +119,7 @@ def sample_context(root: str, config: str | None, point: str, iteration: int, st
         "plan_file": plan_path, "progress_file": paths.progress_path_for(plan_path), "started_at": utc_now(),
         "story_id": story_id or "US-001", "story_title": story_title or "Sample story", "last_exit_code": 0,
         "last_duration": 12.5, "last_result": "incomplete", "commits_made": 0, "changed_files": [],
+        "status_file": os.path.join(state_dir, "run.json"),
     }
     if point == "on_error":
         context["error"] = "sample error: verify exited with code 1"
@@ -127,15 +134,20 @@ def sample_context(root: str, config: str | None, point: str, iteration: int, st
 
 def test_point(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ralph hooks test")
-    parser.add_argument("point", help=f"one of {', '.join(POINTS)} (or an alias)")
+    parser.add_argument("point", help=f"one of {', '.join(POINTS)} (or an alias), or a Claude Code event "
+                                      "for the [[hooks.event]] hooks: PreToolUse:Bash, tool:pre_execute:bash, Stop, ...")
+    parser.add_argument("--input", metavar="JSON", help="EVENT only: the tool's input (default: the captured call's)")
     parser.add_argument("--iteration", type=int, default=1, metavar="N")
     parser.add_argument("--story", metavar="ID", help="story from the plan (default: the next one to do)")
     parser.add_argument("--finish-type", default="complete", help="RALPH_FINISH_TYPE for session_end (default: complete)")
     parser.add_argument("-C", "--directory", metavar="DIR")
     args = parser.parse_args(argv)
     point = canonical(args.point)
+    if point is None and hooks_events.known(args.point):
+        return hooks_events.fire(args.point, project(args.directory)[0], args.input)
     if point is None:
-        sys.stderr.write(f"ralph hooks test: unknown point {args.point!r}; known: {', '.join(POINTS)} (aliases: {', '.join(ALIASES)})\n")
+        sys.stderr.write(f"ralph hooks test: unknown point {args.point!r}; known: {', '.join(POINTS)} (aliases: {', '.join(ALIASES)}), "
+                         "nor a Claude Code event (PreToolUse:Bash, Stop, tool:pre_execute, ...)\n")
         return 2
     root, config = project(args.directory)
     hooks = load_hooks(root, None, config)

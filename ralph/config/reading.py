@@ -71,11 +71,12 @@ def text_digest(text: str) -> str:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).hexdigest()
 
 
-def cached_parse(root: str, text: str, path: str) -> dict:
-    """parse_config(text, path), remembered per project in its state directory."""
+def cached_parse(root: str, text: str, path: str, cache_file: str = CACHE_FILE) -> dict:
+    """parse_config(text, path), remembered per project in its state directory
+    (`cache_file`: one entry each, so two files read on every call each keep theirs)."""
     digest = text_digest(text)
     try:
-        cache = os.path.join(state_dir(root), CACHE_FILE)
+        cache = os.path.join(state_dir(root), cache_file)
     except OSError:
         return parse_config(text, path)  # no state directory can be made: parsed each time
     entry = read_json_object(cache)

@@ -24,6 +24,8 @@ def load(run: Run) -> None:
                          log_dir=run.log_dir, display=run.display, stopping=lambda: run.interrupts.stopping)
     if engine.hooks.all() or engine.hooks.warnings:
         run.hooks = engine
+    # now, not at the first fire: a lone non-executable hook makes no point fire
+    engine.warn_once()
 
 
 def fire(run: Run, point: str, **extra: object) -> FireResult | None:
@@ -67,6 +69,7 @@ def skipped_by_hook(run: Run, it: Iteration) -> bool:
 
 def after_iteration(run: Run, it: Iteration, result: str) -> None:
     """on_task_complete or on_error, then post_iteration."""
+    run.iteration_logs.append((it.stage.name, os.path.abspath(it.log_path)))
     changed = lambda: changed_files(run.root, it.checkpoint)  # noqa: E731 - computed only when a hook runs
     if result == "done":
         fire(run, "on_task_complete", story=it.story, changed_files=changed)
@@ -138,6 +141,7 @@ def loop_context(run: Run, **extra: object) -> dict:
         "last_duration": last.get("duration_s", ""),
         "last_result": run.last_result,
         "commits_made": len(run.done_this_run),
+        "stage_outputs": [log for name, log in run.iteration_logs if stage is not None and name == stage.name],
     }
     if story is not None:
         context["story_id"] = story.id

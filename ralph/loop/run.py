@@ -100,6 +100,7 @@ class Run:
         self.uncounted = 0  # iterations that did not count (usage limit, transient error, hang)
         self.branch = ""  # the branch the run commits on (ralph.loop.delivery.start)
         self.delivery = None  # the run branch, [handoff] and the report (ralph.loop.delivery.Delivery)
+        self.iteration_logs: list[tuple[str, str]] = []  # (stage name, log path) per iteration: the hooks' STAGE_OUTPUTS
 
     @property
     def plan_rel(self) -> str:

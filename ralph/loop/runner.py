@@ -129,14 +129,18 @@ def run_build_stage(run: Run) -> None:
 
 def next_story(run: Run, stage_iterations: int) -> Story | None:
     """The first story to do by priority; None when every story is done or
-    blocked. At the iteration limit the run ends (max_iterations)."""
+    blocked, or when this stage used up its own max_iterations (only the stage
+    ends: the next one runs; after the last, final_finish says max_iterations).
+    At the run's cap (--max-iterations, --once) the whole run ends."""
     stories = run.stories()
     todo = [s for s in stories if s.state == "todo"]
     if not todo:
         return None
-    if iteration_limit_reached(run, stage_iterations) or (run.settings.once and stage_iterations):
+    if run_cap_reached(run) or (run.settings.once and stage_iterations):
         done = sum(1 for s in stories if s.state == "done")
         raise Finish("max_iterations", f"{done}/{len(stories)} stories done after {run.iteration} iteration(s); next: {todo[0].id}")
+    if iteration_limit_reached(run, stage_iterations):
+        return None
     return todo[0]
 
 
@@ -167,8 +171,13 @@ def run_plan_stage(run: Run) -> None:
 
 def iteration_limit_reached(run: Run, stage_iterations: int) -> bool:
     assert run.stage is not None
+    return stage_iterations >= run.stage.max_iterations or run_cap_reached(run)
+
+
+def run_cap_reached(run: Run) -> bool:
+    """--max-iterations: counted iterations across the whole run."""
     cap = run.settings.max_total_iterations
-    return stage_iterations >= run.stage.max_iterations or (cap is not None and run.iteration - run.uncounted >= cap)
+    return cap is not None and run.iteration - run.uncounted >= cap
 
 
 def final_finish(run: Run) -> Finish:
@@ -181,6 +190,11 @@ def final_finish(run: Run) -> Finish:
     blocked = [s.id for s in stories if s.state == "blocked"]
     todo = [s.id for s in stories if s.state == "todo"]
     summary = f"{done}/{len(stories)} stories done"
+    last = run.settings.stages[-1] if run.settings.stages else None
+    if todo and last is not None and last.mode == "build" and not run.settings.once:
+        # a build stage ends with stories to do only at its own max_iterations
+        return Finish("max_iterations", f"{summary} after {run.iteration} iteration(s); the {last.name} stage used its "
+                                        f"max_iterations ({last.max_iterations}); next: {todo[0]}")
     if todo:  # --once, or a pipeline that ends with a plan stage
         return Finish("max_iterations" if run.settings.once else "complete", f"{summary}; next: {todo[0]}")
     if blocked:

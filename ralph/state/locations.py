@@ -1,11 +1,13 @@
 """Where a project is and where ralph keeps its state: the project root, its
 config file, and the state directory."""
 import os
+import sys
 
 from ralph.state.files import write_all
 
 STATE_DIR_NAME = ".ralph"
 CONFIG_FILE = "ralph.toml"
+GLOBAL_HOOKS_FILE = "hooks.toml"  # in the user's config dir: global_hooks_path()
 
 
 def project_root(cwd: str, environ: dict[str, str] | None = None) -> str:
@@ -37,6 +39,21 @@ def config_path(root: str, environ: dict[str, str] | None = None) -> str | None:
         return explicit
     path = os.path.join(root, CONFIG_FILE)
     return path if os.path.isfile(path) else None
+
+
+def global_hooks_path(environ: dict[str, str] | None = None) -> str:
+    """The user's global hooks file: platformdirs' user config dir +
+    hooks.toml. On Linux computed the way platformdirs does (XDG_CONFIG_HOME,
+    else ~/.config) without importing it: the dispatcher asks on every call
+    and `ralph-loop --dry-run` at start, and its import costs more than either."""
+    env = os.environ if environ is None else environ
+    if sys.platform.startswith("linux"):
+        base = env.get("XDG_CONFIG_HOME", "").strip() or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+        return os.path.join(base, "ralph-hooks", GLOBAL_HOOKS_FILE)
+    # rare path, off Linux: platformdirs knows each system's config dir
+    import platformdirs
+
+    return os.path.join(platformdirs.user_config_dir("ralph-hooks"), GLOBAL_HOOKS_FILE)
 
 
 def fallback_state_dir(root: str) -> str:

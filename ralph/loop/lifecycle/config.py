@@ -13,7 +13,6 @@ keys every [[hooks.<point>]] table has, whatever its type.
 from __future__ import annotations
 
 import os
-import sys
 
 from ralph.config.locate import KEY_CHARS, Locator, Where
 from ralph.config.reading import cached_parse, parse_config, read_text
@@ -22,8 +21,11 @@ from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
 from ralph.loop.lifecycle.context import export_key, key_for
 from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
+from ralph.state.locations import GLOBAL_HOOKS_FILE as GLOBAL_FILE
+from ralph.state.locations import global_hooks_path
 
 ON_FAILURE = ("continue", "abort", "retry")
+DIR_ON_FAILURE = ("continue", "abort")
 
 # the keys every action type shares
 COMMON_KEYS: dict[str, Key] = {
@@ -45,13 +47,17 @@ COMMON_KEYS: dict[str, Key] = {
 SETTINGS_KEYS: dict[str, Key] = {
     "disable_global_hooks": Key(False, "bool", None, "ignore the global hooks.toml for this project"),
     "dir": Key(".ralph/hooks", "path", None, "the hooks directory"),
-    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable"),
+    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable ($RALPH_HOOK_TIMEOUT overrides it)"),
+    "dir_on_failure": Key("continue", "choice:" + "|".join(DIR_ON_FAILURE), None,
+                          "a hooks-directory executable that fails (exit 3 or more, a timeout, cannot run, not executable): "
+                          "continue (warn) or abort (end the loop: hook_abort); $RALPH_HOOK_FAIL_BEHAVIOR overrides it"),
 }
+# environment variables over [hooks] settings (fresher's FRESHER_HOOK_TIMEOUT, FRESHER_HOOK_FAIL_BEHAVIOR)
+ENV_SETTINGS = {"RALPH_HOOK_TIMEOUT": "dir_timeout", "RALPH_HOOK_FAIL_BEHAVIOR": "dir_on_failure"}
 # [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
 # -> the module whose validate(config, path, text) checks them, imported only
 # for a file that has such tables (load()): users' hooks on Claude Code events
 OTHER_TABLES = {"event": "ralph.claude.event_commands"}
-GLOBAL_FILE = "hooks.toml"
 FALSE_WORDS = ("0", "false", "no", "off")
 
 class HookSpec:
@@ -123,17 +129,6 @@ def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str)
     errors: list[str] = []
     check_table(table, keys, where.key, f"[{table_name}]", errors)
     return errors
-
-
-def global_hooks_path(environ: dict | os._Environ = os.environ) -> str:
-    """platformdirs' user config dir + hooks.toml. On Linux computed the way
-    platformdirs does (XDG_CONFIG_HOME, else ~/.config) without importing it:
-    its import is a sixth of `ralph-loop --dry-run`'s budget, so elsewhere it
-    is imported by name, here only."""
-    if sys.platform.startswith("linux"):
-        base = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return os.path.join(base, "ralph-hooks", GLOBAL_FILE)
-    return os.path.join(load("platformdirs").user_config_dir("ralph-hooks"), GLOBAL_FILE)  # type: ignore[attr-defined]
 
 
 def read_toml(path: str) -> tuple[dict, str]:
@@ -298,9 +293,34 @@ def load_dir_hooks(hooks: HookSet, root: str) -> None:
         if not os.path.isfile(path):
             spec.disabled = "not a regular file"
         elif not os.access(path, os.X_OK):
-            spec.disabled = f"not executable (chmod +x {path})"
-            hooks.warnings.append(f"{path}: not executable, so it is not run; make it executable with chmod +x")
+            if hooks.settings["dir_on_failure"] == "abort":  # fail closed: it runs, cannot start, and stops the loop
+                hooks.warnings.append(f"{path}: not executable: with dir_on_failure = abort the loop stops at {point}; "
+                                      "make it executable with chmod +x")
+            else:
+                spec.disabled = f"not executable (chmod +x {path})"
+                hooks.warnings.append(f"{path}: not executable, so it is not run; make it executable with chmod +x")
         hooks.by_point[point].insert(0, spec)  # the directory hook has the first word at its point
+
+
+def apply_env_settings(hooks: HookSet, environ: dict | os._Environ) -> None:
+    """RALPH_HOOK_TIMEOUT and RALPH_HOOK_FAIL_BEHAVIOR over the [hooks] settings; a bad value is an error naming the variable."""
+    for variable, key in ENV_SETTINGS.items():
+        value = environ.get(variable, "").strip()
+        if not value:
+            continue
+        declared = SETTINGS_KEYS[key]
+        parsed: object = value
+        if declared.kind == "number":
+            try:
+                parsed = float(value)
+            except ValueError:
+                parsed = value
+        problems = check_keys({key: parsed}, SETTINGS_KEYS, Where(f"environment {variable}", None), "hooks")
+        if problems:
+            hooks.errors.append(f"environment {variable}={value!r}: " + problems[0].rsplit(": ", 1)[-1]
+                                + f" ({variable} sets [hooks] {key})")
+        else:
+            hooks.settings[key] = parsed
 
 
 def apply_env_flags(hooks: HookSet, environ: dict | os._Environ) -> None:
@@ -348,6 +368,7 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
     if config_path and config:
         load_file_hooks(hooks, config, project_text, config_path, "project")
         hooks.files.append(config_path)
+    apply_env_settings(hooks, environ)
     load_dir_hooks(hooks, root)
     apply_env_flags(hooks, environ)
     return hooks

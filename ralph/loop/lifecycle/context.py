@@ -20,6 +20,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "log_dir": ("RALPH_LOG_DIR", "this run's log directory"),
     "plan_file": ("RALPH_PLAN_FILE", "absolute path of the plan"),
     "progress_file": ("RALPH_PROGRESS_FILE", "absolute path of progress.md"),
+    "spec_dir": ("RALPH_SPEC_DIR", "absolute path of the directory that holds the plan (and the PRD beside it)"),
+    "status_file": ("RALPH_STATUS_FILE", "absolute path of run.json: the run's state (status, iteration, story, finish)"),
+    "context_file": ("RALPH_CONTEXT_FILE", "absolute path of a JSON file holding this context (the object on stdin)"),
+    "stage_outputs": ("RALPH_STAGE_OUTPUTS", "the current stage's iteration logs in this run so far, one absolute path per line"),
     "started_at": ("RALPH_STARTED_AT", "when the run started (UTC, ISO 8601)"),
     "story_id": ("RALPH_STORY_ID", "the current story's id"),
     "story_title": ("RALPH_STORY_TITLE", "the current story's title"),
@@ -45,12 +49,16 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "timestamp": ("RALPH_TIMESTAMP", "now (UTC, ISO 8601)"),
 }
 
-# other systems' template names -> context key
+# other systems' template names -> context key (docs/hook-names.md maps them all)
 TEMPLATE_ALIASES: dict[str, str] = {
     "task_id": "story_id",
     "task_content": "story_title",
     "task": "story_id",
     "run_id": "session",
+    "progress": "progress_file",
+    "status": "status_file",
+    "ctx": "context_file",
+    "last_decision": "last_result",
 }
 
 # context keys that are numbers in the stdin JSON

@@ -27,10 +27,12 @@ from ralph.loop.lifecycle.process import Job
 from ralph.loop.lifecycle.shell_run import result_of
 from ralph.loop.records import append_event
 from ralph.redaction import redact
-from ralph.state.files import append_line, rotate_if_larger
+from ralph.state.files import append_line, atomic_write, rotate_if_larger
+from ralph.state.run_state import RUN_FILE
 
 TRACE_FILE = "lifecycle.jsonl"  # in .ralph/logs/: one line per action run
 TRACE_MAX_BYTES = 8 * 1024 * 1024
+CONTEXT_FILE = "hook_context.json"  # in the state dir: the context of the point being fired (RALPH_CONTEXT_FILE)
 BACKGROUND_GRACE_SECONDS = 2.0  # at close(): how long running fire-and-forget hooks may finish
 
 
@@ -150,6 +152,7 @@ class Engine:
         if not specs:
             return fired
         ctx = contexts.complete(name, context)
+        self.add_files(ctx)
         self.current = ctx
         exports: dict[str, str] = {}
         last_status = ""
@@ -183,6 +186,20 @@ class Engine:
         self.summarise(fired, ctx, time.monotonic() - started)
         return fired
 
+    def add_files(self, ctx: dict) -> None:
+        """The context's files: run.json (status_file), the plan's directory
+        (spec_dir), and this context as a JSON file (context_file), written
+        redacted (the whole file; the same object is on stdin, unredacted)."""
+        ctx["status_file"] = ctx["status_file"] or os.path.join(self.state_dir, RUN_FILE)
+        if ctx["plan_file"] and not ctx["spec_dir"]:
+            ctx["spec_dir"] = os.path.dirname(str(ctx["plan_file"]))
+        path = os.path.join(self.state_dir, CONTEXT_FILE)
+        ctx["context_file"] = path
+        try:
+            atomic_write(path, redact(stdin_json(ctx).decode("utf-8")), fsync=False, mode=0o600)
+        except OSError as e:
+            self.say(f"hooks: could not write {path} (RALPH_CONTEXT_FILE): {e}")
+
     def run_action(self, spec: HookSpec, ctx: RunContext) -> ActionResult:
         module = run_module(spec.type)
         retry = spec["on_failure"] == "retry" and spec.kind != "dir"
@@ -208,9 +225,13 @@ class Engine:
             return
         if spec.kind == "dir":  # fresher's contract: 0 continue, 1 warn/skip, 2 abort, 124 timeout
             code = result.exit
+            fail_closed = self.hooks.settings.get("dir_on_failure") == "abort"
             if result.status == TIMEOUT or code == 124:
                 result.message = result.message or "timed out (exit 124)"
-                self.say(f"hooks: {spec.config_name}: timed out; the loop continues")
+                if fail_closed:
+                    fired.abort = result.abort = f"{spec.config_name} timed out (dir_on_failure = abort)"
+                else:
+                    self.say(f"hooks: {spec.config_name}: timed out; the loop continues")
             elif code == 1:
                 if point == "pre_iteration":
                     fired.skip = True
@@ -221,7 +242,10 @@ class Engine:
                 fired.abort = f"{spec.config_name} exited 2" + (f": {last_line(result.output)}" if result.output.strip() else "")
                 result.abort = fired.abort
             elif code not in (0, None) or result.status != SUCCESS:
-                self.say(f"hooks: {spec.config_name}: {result.message or 'failed'}; the loop continues")
+                if fail_closed:
+                    fired.abort = result.abort = f"{spec.config_name} failed: {result.message or f'exit {code}'} (dir_on_failure = abort)"
+                else:
+                    self.say(f"hooks: {spec.config_name}: {result.message or 'failed'}; the loop continues")
             return
         if result.ok:
             return

@@ -9,8 +9,12 @@
   hook context (the JSON every hook gets on stdin) is sent.
 - Sending: the standard library's http.client, `send_timeout` per attempt,
   `retries` more attempts on connection errors, timeouts, 429 and 5xx, with
-  exponential backoff from `backoff` seconds. HTTPS is required except for
-  loopback hosts (127.0.0.1, localhost, [::1]).
+  exponential backoff from `backoff` seconds. HTTPS is required except to
+  loopback: plain http only when every address the host resolves to is a
+  loopback address (127.0.0.0/8, ::1), judged on the addresses, not the
+  spelling (`127.0.0.1.example.com` may point anywhere). When it is sent,
+  the host is resolved once and the request goes to the address that was
+  checked, so DNS cannot change between the check and the call.
 - The gate: a callback server on 127.0.0.1 (ralph.loop.lifecycle.callback_server),
   `${CALLBACK_URL}` in the body; approve/continue go on, reject/abort end the
   loop (`hook_abort`, the person's message as the reason); at `timeout`,
@@ -25,6 +29,7 @@ ralph.loop.lifecycle.webhook_send, imported only when a webhook runs.
 """
 from __future__ import annotations
 
+import socket
 from urllib.parse import urlsplit
 
 from ralph.config.schema import Key, Table
@@ -34,12 +39,13 @@ from ralph.redaction import redact
 
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 ON_TIMEOUT = ("abort", "continue")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+IPV6_LOOPBACK = bytes(15) + b"\x01"
+IPV4_MAPPED = bytes(10) + b"\xff\xff"
 WAITING_FILE = "waiting.json"  # in the state dir while a gate is open: `ralph status` shows it
 SAFE_HEADERS = ("content-type", "accept", "user-agent")
 
 KEYS: dict[str, Key] = {
-    "url": Key(None, "str", None, "required: https:// (plain http only to a loopback host)"),
+    "url": Key(None, "str", None, "required: https:// (plain http only to a host that resolves to loopback addresses only)"),
     "method": Key("POST", "choice:" + "|".join(METHODS), None, "the HTTP method"),
     "headers": Key({}, "table", None, 'Name = "value" strings (logs show the names only)'),
     "body": Key(None, "table?", None, "a table sent as JSON (default: the hook context)"),
@@ -102,19 +108,69 @@ def strings_in(value: object) -> list[str]:
     return []
 
 
-def url_problem(url: str) -> str | None:
-    """Why this URL may not be used, or None (HTTPS, or HTTP to a loopback host)."""
+def url_problem(url: str, resolve: bool = True) -> str | None:
+    """Why this URL may not be used, or None: HTTPS, or HTTP to a host whose
+    every address is loopback. resolve=False leaves a host name (not an
+    address) to the sender, which resolves it once, checks and connects to
+    what it checked (ralph.loop.lifecycle.webhook_send)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
-        parts.port  # noqa: B018 - raises on a bad port
+        port = parts.port
     except ValueError as e:
         return f"not a valid URL ({e})"
     if parts.scheme not in ("http", "https") or not host:
         return f"must be an http(s) URL with a host, got {redact_url(url)!r}"
-    if parts.scheme == "http" and host not in LOOPBACK_HOSTS and not host.startswith("127."):
-        return f"must use https:// (plain http is allowed only to 127.0.0.1, localhost or [::1]), got {redact_url(url)!r}"
+    if parts.scheme == "http":
+        if address_family(host) is not None:
+            return None if is_loopback(host) else plain_http_problem(url, f"{host} is not a loopback address")
+        if resolve:
+            return loopback_addresses(url, host, port)[1]
     return None
+
+
+def plain_http_problem(url: str, why: str) -> str:
+    return (f"must use https:// (plain http is allowed only to a host whose addresses are all loopback: "
+            f"127.0.0.1, [::1], localhost; {why}), got {redact_url(url)!r}")
+
+
+def address_family(text: str) -> int | None:
+    """AF_INET or AF_INET6 when `text` is an IP address (not a name), else None."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, text.split("%", 1)[0])
+            return family
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def is_loopback(address: str) -> bool:
+    """127.0.0.0/8, ::1, or an IPv4-mapped 127.x address."""
+    try:
+        packed = socket.inet_pton(socket.AF_INET, address)
+        return packed[0] == 127
+    except (OSError, ValueError):
+        pass
+    try:
+        packed = socket.inet_pton(socket.AF_INET6, address.split("%", 1)[0])
+    except (OSError, ValueError):
+        return False
+    return packed == IPV6_LOOPBACK or (packed[:12] == IPV4_MAPPED and packed[12] == 127)
+
+
+def loopback_addresses(url: str, host: str, port: int | None) -> tuple[list[tuple], str | None]:
+    """(getaddrinfo results, None) when `host` resolves and every address is
+    loopback; ([], why not) otherwise. One resolution: the caller connects to
+    these addresses, never to the name again."""
+    try:
+        infos = socket.getaddrinfo(host, port or 80, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as e:
+        return [], plain_http_problem(url, f"{host} cannot be resolved: {e}")
+    outside = sorted({str(info[4][0]) for info in infos if not is_loopback(str(info[4][0]))})
+    if not infos or outside:
+        return [], plain_http_problem(url, f"{host} resolves to {', '.join(outside) or 'nothing'}")
+    return infos, None
 
 
 # ---- secrets out of logs ----

@@ -7,6 +7,7 @@ import base64
 import http.client
 import json
 import os
+import socket
 import ssl
 import time
 from urllib.parse import quote, unquote, urlsplit
@@ -14,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
 from ralph.loop.lifecycle.callback_server import CallbackServer
-from ralph.loop.lifecycle.webhook import WAITING_FILE, expand_env, known_exports, redact_url, url_problem
+from ralph.loop.lifecycle.webhook import WAITING_FILE, expand_env, known_exports, loopback_addresses, redact_url, url_problem
 from ralph.redaction import redact
 
 RESPONSE_KEEP = 2000  # bytes of the endpoint's answer kept for the trace
@@ -59,6 +60,29 @@ class Sent:
         self.permanent = False  # a 4xx: retrying will not help
 
 
+class PinnedConnection(http.client.HTTPConnection):
+    """Plain HTTP to addresses resolved and checked beforehand: the name
+    goes in the Host header only, never to the resolver again."""
+
+    def __init__(self, host: str, port: int | None, addresses: list[tuple], timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.addresses = addresses
+
+    def connect(self) -> None:
+        error: OSError = OSError("no address")
+        for family, kind, proto, _, address in self.addresses:
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(self.timeout)
+                sock.connect(address)
+                self.sock = sock
+                return
+            except OSError as e:
+                sock.close()
+                error = e
+        raise error
+
+
 def send_once(method: str, url: str, headers: dict[str, str], data: bytes | None, timeout: float) -> Sent:
     sent = Sent()
     parts = urlsplit(url)
@@ -69,7 +93,11 @@ def send_once(method: str, url: str, headers: dict[str, str], data: bytes | None
             conn: http.client.HTTPConnection = http.client.HTTPSConnection(host, parts.port, timeout=timeout,
                                                                            context=ssl.create_default_context())
         else:
-            conn = http.client.HTTPConnection(host, parts.port, timeout=timeout)
+            addresses, problem = loopback_addresses(url, host, parts.port)
+            if problem:
+                sent.error, sent.permanent = f"url {problem}", True
+                return sent
+            conn = PinnedConnection(host, parts.port, addresses, timeout)
         try:
             all_headers = {"User-Agent": "ralph-hooks", **headers}
             if data is not None:
@@ -147,7 +175,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
     url = substitute(str(spec["url"]), values, ctx.env, url_quote=True)  # type: ignore[index]
     shown = f"{method} {redact_url(url)}"
     headers = {k: substitute(v, values, ctx.env) for k, v in (spec.get("headers") or {}).items()}  # type: ignore[attr-defined]
-    problem = url_problem(url)
+    problem = url_problem(url, resolve=False)  # a host name is resolved once, by send_once, which connects to what it checked
     if problem:
         problem = f"url {problem}"
     elif any(c in k + v for k, v in headers.items() for c in "\r\n"):
