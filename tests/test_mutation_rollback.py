@@ -11,9 +11,9 @@ import stat
 
 import pytest
 
-from ralph.rollback.git import RollbackError
+from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.restore import restore_snapshot, save_and_restore
-from ralph.rollback.snapshots import list_snapshots
+from ralph.rollback.snapshots import list_snapshots, read_extras
 from tests.test_rollback import full_state, git, head, make_repo, tree_state, write
 
 
@@ -384,3 +384,73 @@ def test_an_ignored_directory_in_the_way_is_saved_but_not_a_nested_repository(tm
     restore_snapshot(str(repo), result.id)
     assert tree_state(repo)[b"src/app.py/notes.txt"] == before[b"src/app.py/notes.txt"]
     assert tree_state(repo)[b"src/app.py/link"] == ("link", b"../../README.md")
+
+
+def snapshot_extras(repo, snapshot_id: str):
+    snapshot = next(s for s in list_snapshots(str(repo)) if s.id == snapshot_id)
+    return snapshot.extras_commit, read_extras(Repo(str(repo)), snapshot.extras_commit)
+
+
+def test_gits_own_modes_are_not_recorded_as_extras(tmp_path):
+    # 0644 and 0755 are what a checkout gives back by itself: a snapshot of
+    # files with only those needs no modes record (and so no extras commit);
+    # a 0600 file beside them is the one recorded
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "bin/new.sh", "#!/bin/sh\necho new\n", 0o755)
+    write(repo, "src/app.py", "def f():\n    return 2\n", 0o644)
+    for dirpath, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o755 if name.endswith(".sh") else 0o644)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert snapshot_extras(repo, result.id)[0] == ""
+    write(repo, "bin/new.sh", "#!/bin/sh\necho new\n", 0o755)
+    write(repo, "secret.cfg", "x\n", 0o600)
+    second = save_and_restore(str(repo), checkpoint, story="S", iteration=2, trigger="t")
+    assert snapshot_extras(repo, second.id)[1].modes == {b"secret.cfg": 0o600}
+
+
+def test_the_intent_to_add_record_holds_only_intent_to_add_entries(tmp_path):
+    # empty tracked files have the empty blob's id too; they are in the
+    # index's tree, an intent-to-add entry is not
+    repo = make_repo(tmp_path)
+    for name in ("empty.txt", "docs/empty.md"):
+        write(repo, name, "")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "empty files")
+    checkpoint = head(repo)
+    write(repo, "planned.py", "x = 1\n")
+    write(repo, "later/planned too.py", "y = 2\n")
+    git(repo, "add", "-N", "planned.py", "later/planned too.py")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert sorted(snapshot_extras(repo, result.id)[1].ita) == [b"later/planned too.py", b"planned.py"]
+
+
+def test_an_unmerged_path_is_saved_with_our_side_of_the_index(tmp_path):
+    # the agent left a merge conflict; without core.fileMode the index says
+    # which exec bit a file has, and for a conflicted path that is ours
+    # (stage 2), not theirs (stage 3)
+    repo = make_repo(tmp_path)
+    git(repo, "config", "core.fileMode", "false")
+    write(repo, "tool.py", "base\n")
+    git(repo, "add", "tool.py")
+    git(repo, "commit", "-q", "-m", "tool")
+    checkpoint = head(repo)
+    git(repo, "checkout", "-q", "-b", "theirs")
+    write(repo, "tool.py", "theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "tool.py", "ours\n")
+    git(repo, "update-index", "--chmod=+x", "tool.py")
+    git(repo, "commit", "-q", "-am", "ours, executable")
+    git(repo, "merge", "-q", "theirs", check=False)
+    stages = git(repo, "ls-files", "-s", "tool.py").decode().split()
+    assert stages[0::4] == ["100644", "100755", "100644"], stages  # base, ours, theirs
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    saved = git(repo, "ls-tree", result.ref, "tool.py").decode().split()
+    assert saved[0] == "100755", saved
