@@ -100,6 +100,7 @@ def test_restore_says_what_it_did(tmp_path):
     assert result.files_changed == 1 and result.saved  # against the agent's commit: notes.txt
     write(repo, "later.txt", "work after the rollback\n")
     restored = restore_snapshot(str(repo), result.id)
+    assert restored.id == result.id and restored.moved_head == agent_head
     parts = restored.message.split("; ")
     assert parts[0] == f"restored {result.id} (1 file(s) changed against its base)"
     assert parts[1] == f"HEAD moved to {agent_head[:12]}"
@@ -124,6 +125,9 @@ def test_a_rollback_reports_a_checkpoint_that_is_not_a_commit(tmp_path):
         result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
         assert not result.saved and not result.restored
         assert result.message == f"checkpoint {checkpoint[:12]} is not a commit in this repository; nothing was saved or reset"
+        # the record the hook logs and the loop keeps: nothing saved, nothing changed
+        assert result.to_dict() == {"id": "", "ref": "", "sha": "", "message": result.message, "restored": False,
+                                    "checkpoint": checkpoint, "files_changed": 0, "saved": False}
     assert full_state(repo) == before and list_snapshots(str(repo)) == []
 
 
@@ -374,12 +378,12 @@ def test_an_ignored_directory_in_the_way_is_saved_but_not_a_nested_repository(tm
     git(nested, "init", "-q")
     write(nested, "own.txt", "a nested repository's own file\n")
     os.symlink("../../README.md", repo / "src/app.py/link")
+    write(repo, "src/elsewhere.txt", "ignored too, but in nobody's way\n")
     before = tree_state(repo)
     result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     [snap] = list_snapshots(str(repo))
     saved = git(repo, "ls-tree", "-r", "--name-only", snap.extras_commit).decode().split()
-    assert "ignored/src/app.py/notes.txt" in saved and "ignored/src/app.py/link" in saved
-    assert not any("vendored" in path for path in saved), saved
+    assert sorted(p for p in saved if p.startswith("ignored/")) == ["ignored/src/app.py/link", "ignored/src/app.py/notes.txt"], saved
     assert result.restored, result.message
     restore_snapshot(str(repo), result.id)
     assert tree_state(repo)[b"src/app.py/notes.txt"] == before[b"src/app.py/notes.txt"]
@@ -454,3 +458,21 @@ def test_an_unmerged_path_is_saved_with_our_side_of_the_index(tmp_path):
     assert result.restored, result.message
     saved = git(repo, "ls-tree", result.ref, "tool.py").decode().split()
     assert saved[0] == "100755", saved
+
+
+def test_an_ignored_file_on_a_top_level_path_of_the_checkpoint_is_saved(tmp_path):
+    # the agent untracked and ignored README.md, then rewrote it: the reset
+    # writes the checkpoint's README.md over the only copy of that work
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "--cached", "README.md")
+    write(repo, ".git/info/exclude", "README.md\n")
+    git(repo, "commit", "-q", "-m", "agent: untrack README.md")
+    write(repo, "README.md", "the only copy of this work\n")
+    before = tree_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert sorted(snapshot_extras(repo, result.id)[1].ignored) == [b"README.md"]
+    assert (repo / "README.md").read_text() == "hello\n"
+    restore_snapshot(str(repo), result.id)
+    assert tree_state(repo) == before
