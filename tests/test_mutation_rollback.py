@@ -476,3 +476,66 @@ def test_an_ignored_file_on_a_top_level_path_of_the_checkpoint_is_saved(tmp_path
     assert (repo / "README.md").read_text() == "hello\n"
     restore_snapshot(str(repo), result.id)
     assert tree_state(repo) == before
+
+
+def test_after_a_restore_the_index_is_fresh(tmp_path):
+    # the restore reads the snapshot's index tree, which has no stat data:
+    # refreshed, only a file whose work tree really differs from its staged
+    # content shows as changed to git diff-files (which refreshes nothing)
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "src/app.py", "def f():\n    return 'staged'\n")
+    git(repo, "add", "src/app.py")
+    write(repo, "src/app.py", "def f():\n    return 'staged, then edited'\n")
+    write(repo, "README.md", "changed, unstaged\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+    assert git(repo, "diff-files", "--name-only").decode().split() == ["README.md", "src/app.py"]
+    assert git(repo, "diff-files", "--name-only", "--", "bin", "data.bin", "link-to-readme").decode() == ""
+
+
+def test_a_refused_restore_names_every_conflict(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "gen/a.txt", "generated\n")
+    write(repo, "out/b.txt", "output\n")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, ".git/info/exclude", "gen\nout\n")
+    write(repo, "gen", "an ignored file named gen\n")
+    write(repo, "out", "an ignored file named out\n")
+    with pytest.raises(RollbackError) as refused:
+        restore_snapshot(str(repo), result.id)
+    assert str(refused.value) == (f"cannot restore {result.id}; nothing was changed: "
+                                  "gen (an ignored file where the snapshot has a directory); "
+                                  "out (an ignored file where the snapshot has a directory)")
+
+
+def test_an_untracked_file_the_restored_ignore_rules_ignore_stays(tmp_path):
+    # the snapshot's .gitignore ignores *.tmp; a scratch.tmp made after the
+    # rollback is in no snapshot, and once the rules are back it is ignored
+    # work that was not in the way: it stays. An unignored one goes (it is in
+    # the pre-restore snapshot), and so do the directories it made.
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    with open(repo / ".gitignore", "a") as f:
+        f.write("*.tmp\n")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, "scratch.tmp", "made after the rollback\n")
+    write(repo, "later/deeper/notes.txt", "made after the rollback too\n")
+    restored = restore_snapshot(str(repo), result.id)
+    assert (repo / "scratch.tmp").read_text() == "made after the rollback\n"
+    assert not (repo / "later").exists()
+    assert restored.pre_restore is not None
+    saved_first = git(repo, "ls-tree", "-r", "--name-only", restored.pre_restore.ref).decode().split()
+    assert "later/deeper/notes.txt" in saved_first and "scratch.tmp" in saved_first
+
+
+def test_a_saved_ignored_file_whose_path_is_a_directory_now_is_left_and_named(tmp_path):
+    repo, result, _before = rolled_back_with_an_ignored_copy(tmp_path)
+    os.unlink(repo / "src/app.py")  # the checkpoint's, put back by the rollback
+    write(repo, "src/app.py/inside.txt", "ignored, made after the rollback\n")
+    restored = restore_snapshot(str(repo), result.id)
+    assert restored.message.endswith("); src/app.py is a directory now; its saved ignored file was not written back"), restored.message
+    assert (repo / "src/app.py/inside.txt").read_text() == "ignored, made after the rollback\n"
