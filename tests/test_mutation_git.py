@@ -98,6 +98,10 @@ def test_an_alias_in_a_config_file_the_command_wrote_is_followed(tmp_path) -> No
     written = "printf '[alias]\\n\\tst = status\\n' > inc.cfg; git -c include.path=inc.cfg st"
     lines = [line.split(": ", 1)[1] for line in explain(written, cwd)["trace"]]
     assert lines[-2:] == ["git alias st = status", "git status: allowed"], lines
+    # a section header with no name is read as one, not a failure of the guard
+    # (which would block, fail closed, a command that mentions push)
+    odd = explain("printf '[ ]\\n' > inc.cfg; git -c include.path=inc.cfg log --grep=push", cwd)
+    assert not odd["blocked"] and odd["rule_id"] == "allow.nothing-pushes", odd
 
 
 def test_what_only_the_run_can_tell_blocks_even_when_the_text_never_says_push(tmp_path) -> None:
