@@ -225,7 +225,10 @@ def test_a_plan_cut_short_by_the_kill_is_put_back(tmp_path) -> None:
         p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
         result = p.run_loop("--verify", "test -f work.txt")
         assert result.returncode == 0, result.stdout + result.stderr
-        assert "put back as it was at the checkpoint" in result.stdout
+        said = [line.split("recovered: ", 1)[1] for line in result.stdout.splitlines() if "recovered: " in line]
+        lost = "US-001, US-002, US-003" if not found else "US-003"
+        assert said == [f".ralph/plan.md had lost {lost} (an edit cut short by the kill): put back as it was at the checkpoint"
+                        + ("; the plan as found is in .ralph/recovered/plan.md.20261122-000000-dead" if found else "")], said
         assert p.log() == ["feat(US-003): Add docs", "feat(US-002): Add farewell", "feat(US-001): Add greeting", "initial"]
         assert p.plan_bytes() == PLAN3.replace("[ ]", "[x]").encode()
         kept = os.path.join(p.root, ".ralph", "recovered", "plan.md.20261122-000000-dead")

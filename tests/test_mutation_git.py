@@ -77,3 +77,41 @@ def test_guard_config_reaches_git_subcommands_frontends_and_backends(tmp_path) -
     assert explain("git merge-ours HEAD -- HEAD feature", cwd)["rule_id"] == "allow.config-merge-backends"
     assert run_hook("pre-tool", bash_payload("git svn dcommit", cwd), cwd).denied
     assert logged_rule(cwd) == "frontend.git-svn-dcommit"
+
+
+def test_git_config_options_that_take_a_value_do_not_hide_the_alias_set(tmp_path) -> None:
+    """`git config --comment note alias.up '!git push'` sets alias.up: the
+    value of an option that takes one is not the key."""
+    cwd = str(tmp_path)
+    for option in ("--comment note", "--type string", "--value x", "--default x", "--blob HEAD:x", "--file .git/config",
+                   "-f .git/config"):
+        verdict = explain(f"git config {option} alias.up '!git push'", cwd)
+        assert verdict["blocked"] and verdict["rule_id"] == "git.alias-arms-push", (option, verdict)
+
+
+def test_an_alias_in_a_config_file_the_command_wrote_is_followed(tmp_path) -> None:
+    """A section header `[alias]` in a written config file: its entries are
+    aliases (`git up` runs push), not keys of some other section."""
+    cwd = str(tmp_path)
+    pushing = explain("printf '[alias]\\n\\tup = push\\n' > inc.cfg; git -c include.path=inc.cfg up origin", cwd)
+    assert pushing["blocked"] and pushing["rule_id"] == "git.push", pushing
+    written = "printf '[alias]\\n\\tst = status\\n' > inc.cfg; git -c include.path=inc.cfg st"
+    lines = [line.split(": ", 1)[1] for line in explain(written, cwd)["trace"]]
+    assert lines[-2:] == ["git alias st = status", "git status: allowed"], lines
+    # a section header with no name is read as one, not a failure of the guard
+    # (which would block, fail closed, a command that mentions push)
+    odd = explain("printf '[ ]\\n' > inc.cfg; git -c include.path=inc.cfg log --grep=push", cwd)
+    assert not odd["blocked"] and odd["rule_id"] == "allow.nothing-pushes", odd
+
+
+def test_what_only_the_run_can_tell_blocks_even_when_the_text_never_says_push(tmp_path) -> None:
+    """A subcommand, pull option or alias value known only when the command
+    runs fails closed on its own: none of these texts spells push, pull or
+    merge, so a lenient judgement (block only risky text) would allow them."""
+    cwd = str(tmp_path)
+    for command, rule in (("git $SUB", "fail-closed.git-subcommand"),
+                          ("git pu''ll $OPT", "fail-closed.git-pull-option"),
+                          ('git config alias.x "$V"', "fail-closed.git-alias"),
+                          ('git -c alias.x="$V" x', "fail-closed.git-alias")):
+        verdict = explain(command, cwd)
+        assert verdict["blocked"] and verdict["rule_id"] == rule, (command, verdict)

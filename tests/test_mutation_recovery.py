@@ -145,6 +145,8 @@ def test_an_intent_without_a_checkpoint_or_progress_record(tmp_path) -> None:
 
 def test_a_torn_or_foreign_intent_is_dropped_without_harm(tmp_path) -> None:
     for case, intent in enumerate(('{"story": "US-001", "plan": ".ralph/pl', '{"story": 7, "plan": ".ralph/plan.md"}',
+                                   '{"story": "US-001"}', '{"story": "US-001", "plan": 7, "progress": ["x"], "progress_size": 3}',
+                                   '{"story": "US-001", "plan": "", "progress": "", "progress_size": 0}',
                                    '{"story": "US-001", "plan": ".ralph/plan.md", "progress": ".ralph/progress.md", "progress_size": "3"}')):
         base = tmp_path / f"case-{case}"
         base.mkdir()
@@ -178,7 +180,9 @@ def test_stale_temp_files_go_wherever_the_plan_lives(tmp_path) -> None:
     result = p.run_loop("--once", "--plan", "docs/plan.md", "--allow-dirty")  # the look-alikes are untracked files
     assert result.returncode == 3, result.stdout + result.stderr
     assert not any(os.path.exists(path) for path in stale) and all(os.path.exists(path) for path in kept)
-    assert "recovered: removed 2 temp file(s) a killed writer left" in result.stdout
+    said = [line.split("recovered: ", 1)[1] for line in result.stdout.splitlines() if "recovered: " in line]
+    assert len(said) == 1 and said[0].startswith("removed 2 temp file(s) a killed writer left: "), said
+    assert sorted(said[0].split(": ", 1)[1].split(", ")) == sorted(os.path.relpath(path, p.root) for path in stale), said
 
 
 def test_a_plan_that_gained_stories_or_is_not_in_the_checkpoint_is_left_alone(tmp_path) -> None:
@@ -249,3 +253,22 @@ def test_without_a_checkpoint_a_shorter_plan_is_not_second_guessed(tmp_path):
     assert "put back" not in result.stdout, result.stdout
     assert p.read(".ralph/plan.md").startswith(shorter.replace("[ ] US-001", "[x] US-001"))
     assert "US-003" not in p.read(".ralph/plan.md")
+
+
+def test_a_crashed_run_whose_story_names_no_plan_file(tmp_path) -> None:
+    # run.json of a killed run whose story record has no source (or not a
+    # string): nothing to put back or untick, and the loop goes on
+    for case, source in enumerate((None, 7, "")):
+        base = tmp_path / f"case-{case}"
+        base.mkdir()
+        p = Project(base, PLAN3)
+        crashed_run(p, "US-001", git(p.root, "rev-parse", "HEAD").strip())
+        state = p.run_state()
+        state["story"]["source"] = source
+        p.write(".ralph/run.json", json.dumps(state))
+        p.write(".ralph/plan.md", PLAN3.replace("[ ] US-001", "[x] US-001"))
+        p.script(default=[{"append": "work.txt", "text": "step\n"}, {"mark": "done"}])
+        result = p.run_loop("--once")
+        assert result.returncode == 3, (source, result.stdout + result.stderr)
+        assert "recovered" not in result.stdout, source
+        assert p.log() == ["feat(US-002): Add farewell", "initial"], source

@@ -11,9 +11,9 @@ import stat
 
 import pytest
 
-from ralph.rollback.git import RollbackError
+from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.restore import restore_snapshot, save_and_restore
-from ralph.rollback.snapshots import list_snapshots
+from ralph.rollback.snapshots import list_snapshots, read_extras
 from tests.test_rollback import full_state, git, head, make_repo, tree_state, write
 
 
@@ -100,6 +100,7 @@ def test_restore_says_what_it_did(tmp_path):
     assert result.files_changed == 1 and result.saved  # against the agent's commit: notes.txt
     write(repo, "later.txt", "work after the rollback\n")
     restored = restore_snapshot(str(repo), result.id)
+    assert restored.id == result.id and restored.moved_head == agent_head
     parts = restored.message.split("; ")
     assert parts[0] == f"restored {result.id} (1 file(s) changed against its base)"
     assert parts[1] == f"HEAD moved to {agent_head[:12]}"
@@ -124,6 +125,9 @@ def test_a_rollback_reports_a_checkpoint_that_is_not_a_commit(tmp_path):
         result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
         assert not result.saved and not result.restored
         assert result.message == f"checkpoint {checkpoint[:12]} is not a commit in this repository; nothing was saved or reset"
+        # the record the hook logs and the loop keeps: nothing saved, nothing changed
+        assert result.to_dict() == {"id": "", "ref": "", "sha": "", "message": result.message, "restored": False,
+                                    "checkpoint": checkpoint, "files_changed": 0, "saved": False}
     assert full_state(repo) == before and list_snapshots(str(repo)) == []
 
 
@@ -374,13 +378,164 @@ def test_an_ignored_directory_in_the_way_is_saved_but_not_a_nested_repository(tm
     git(nested, "init", "-q")
     write(nested, "own.txt", "a nested repository's own file\n")
     os.symlink("../../README.md", repo / "src/app.py/link")
+    write(repo, "src/elsewhere.txt", "ignored too, but in nobody's way\n")
     before = tree_state(repo)
     result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
     [snap] = list_snapshots(str(repo))
     saved = git(repo, "ls-tree", "-r", "--name-only", snap.extras_commit).decode().split()
-    assert "ignored/src/app.py/notes.txt" in saved and "ignored/src/app.py/link" in saved
-    assert not any("vendored" in path for path in saved), saved
+    assert sorted(p for p in saved if p.startswith("ignored/")) == ["ignored/src/app.py/link", "ignored/src/app.py/notes.txt"], saved
     assert result.restored, result.message
     restore_snapshot(str(repo), result.id)
     assert tree_state(repo)[b"src/app.py/notes.txt"] == before[b"src/app.py/notes.txt"]
     assert tree_state(repo)[b"src/app.py/link"] == ("link", b"../../README.md")
+
+
+def snapshot_extras(repo, snapshot_id: str):
+    snapshot = next(s for s in list_snapshots(str(repo)) if s.id == snapshot_id)
+    return snapshot.extras_commit, read_extras(Repo(str(repo)), snapshot.extras_commit)
+
+
+def test_gits_own_modes_are_not_recorded_as_extras(tmp_path):
+    # 0644 and 0755 are what a checkout gives back by itself: a snapshot of
+    # files with only those needs no modes record (and so no extras commit);
+    # a 0600 file beside them is the one recorded
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "bin/new.sh", "#!/bin/sh\necho new\n", 0o755)
+    write(repo, "src/app.py", "def f():\n    return 2\n", 0o644)
+    for dirpath, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            full = os.path.join(dirpath, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o755 if name.endswith(".sh") else 0o644)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert snapshot_extras(repo, result.id)[0] == ""
+    write(repo, "bin/new.sh", "#!/bin/sh\necho new\n", 0o755)
+    write(repo, "secret.cfg", "x\n", 0o600)
+    second = save_and_restore(str(repo), checkpoint, story="S", iteration=2, trigger="t")
+    assert snapshot_extras(repo, second.id)[1].modes == {b"secret.cfg": 0o600}
+
+
+def test_the_intent_to_add_record_holds_only_intent_to_add_entries(tmp_path):
+    # empty tracked files have the empty blob's id too; they are in the
+    # index's tree, an intent-to-add entry is not
+    repo = make_repo(tmp_path)
+    for name in ("empty.txt", "docs/empty.md"):
+        write(repo, name, "")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "empty files")
+    checkpoint = head(repo)
+    write(repo, "planned.py", "x = 1\n")
+    write(repo, "later/planned too.py", "y = 2\n")
+    git(repo, "add", "-N", "planned.py", "later/planned too.py")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert sorted(snapshot_extras(repo, result.id)[1].ita) == [b"later/planned too.py", b"planned.py"]
+
+
+def test_an_unmerged_path_is_saved_with_our_side_of_the_index(tmp_path):
+    # the agent left a merge conflict; without core.fileMode the index says
+    # which exec bit a file has, and for a conflicted path that is ours
+    # (stage 2), not theirs (stage 3)
+    repo = make_repo(tmp_path)
+    git(repo, "config", "core.fileMode", "false")
+    write(repo, "tool.py", "base\n")
+    git(repo, "add", "tool.py")
+    git(repo, "commit", "-q", "-m", "tool")
+    checkpoint = head(repo)
+    git(repo, "checkout", "-q", "-b", "theirs")
+    write(repo, "tool.py", "theirs\n")
+    git(repo, "commit", "-q", "-am", "theirs")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "tool.py", "ours\n")
+    git(repo, "update-index", "--chmod=+x", "tool.py")
+    git(repo, "commit", "-q", "-am", "ours, executable")
+    git(repo, "merge", "-q", "theirs", check=False)
+    stages = git(repo, "ls-files", "-s", "tool.py").decode().split()
+    assert stages[0::4] == ["100644", "100755", "100644"], stages  # base, ours, theirs
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    saved = git(repo, "ls-tree", result.ref, "tool.py").decode().split()
+    assert saved[0] == "100755", saved
+
+
+def test_an_ignored_file_on_a_top_level_path_of_the_checkpoint_is_saved(tmp_path):
+    # the agent untracked and ignored README.md, then rewrote it: the reset
+    # writes the checkpoint's README.md over the only copy of that work
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "--cached", "README.md")
+    write(repo, ".git/info/exclude", "README.md\n")
+    git(repo, "commit", "-q", "-m", "agent: untrack README.md")
+    write(repo, "README.md", "the only copy of this work\n")
+    before = tree_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert sorted(snapshot_extras(repo, result.id)[1].ignored) == [b"README.md"]
+    assert (repo / "README.md").read_text() == "hello\n"
+    restore_snapshot(str(repo), result.id)
+    assert tree_state(repo) == before
+
+
+def test_after_a_restore_the_index_is_fresh(tmp_path):
+    # the restore reads the snapshot's index tree, which has no stat data:
+    # refreshed, only a file whose work tree really differs from its staged
+    # content shows as changed to git diff-files (which refreshes nothing)
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "src/app.py", "def f():\n    return 'staged'\n")
+    git(repo, "add", "src/app.py")
+    write(repo, "src/app.py", "def f():\n    return 'staged, then edited'\n")
+    write(repo, "README.md", "changed, unstaged\n")
+    before = full_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    restore_snapshot(str(repo), result.id)
+    assert full_state(repo) == before
+    assert git(repo, "diff-files", "--name-only").decode().split() == ["README.md", "src/app.py"]
+    assert git(repo, "diff-files", "--name-only", "--", "bin", "data.bin", "link-to-readme").decode() == ""
+
+
+def test_a_refused_restore_names_every_conflict(tmp_path):
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    write(repo, "gen/a.txt", "generated\n")
+    write(repo, "out/b.txt", "output\n")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, ".git/info/exclude", "gen\nout\n")
+    write(repo, "gen", "an ignored file named gen\n")
+    write(repo, "out", "an ignored file named out\n")
+    with pytest.raises(RollbackError) as refused:
+        restore_snapshot(str(repo), result.id)
+    assert str(refused.value) == (f"cannot restore {result.id}; nothing was changed: "
+                                  "gen (an ignored file where the snapshot has a directory); "
+                                  "out (an ignored file where the snapshot has a directory)")
+
+
+def test_an_untracked_file_the_restored_ignore_rules_ignore_stays(tmp_path):
+    # the snapshot's .gitignore ignores *.tmp; a scratch.tmp made after the
+    # rollback is in no snapshot, and once the rules are back it is ignored
+    # work that was not in the way: it stays. An unignored one goes (it is in
+    # the pre-restore snapshot), and so do the directories it made.
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    with open(repo / ".gitignore", "a") as f:
+        f.write("*.tmp\n")
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    write(repo, "scratch.tmp", "made after the rollback\n")
+    write(repo, "later/deeper/notes.txt", "made after the rollback too\n")
+    restored = restore_snapshot(str(repo), result.id)
+    assert (repo / "scratch.tmp").read_text() == "made after the rollback\n"
+    assert not (repo / "later").exists()
+    assert restored.pre_restore is not None
+    saved_first = git(repo, "ls-tree", "-r", "--name-only", restored.pre_restore.ref).decode().split()
+    assert "later/deeper/notes.txt" in saved_first and "scratch.tmp" in saved_first
+
+
+def test_a_saved_ignored_file_whose_path_is_a_directory_now_is_left_and_named(tmp_path):
+    repo, result, _before = rolled_back_with_an_ignored_copy(tmp_path)
+    os.unlink(repo / "src/app.py")  # the checkpoint's, put back by the rollback
+    write(repo, "src/app.py/inside.txt", "ignored, made after the rollback\n")
+    restored = restore_snapshot(str(repo), result.id)
+    assert restored.message.endswith("); src/app.py is a directory now; its saved ignored file was not written back"), restored.message
+    assert (repo / "src/app.py/inside.txt").read_text() == "ignored, made after the rollback\n"

@@ -116,6 +116,55 @@ def test_records_keep_their_shape_with_every_string_redacted_and_bounded() -> No
     assert leaf == {"leaf": "[REDACTED:github_token]"}
 
 
+def test_a_token_alone_in_a_text_reaches_the_patterns() -> None:
+    """The fast path lets a text through unscanned unless it holds a marker:
+    each token here is the only marker in its text, so a missing marker would
+    leave it in the log."""
+    from ralph.rules.redact import redact
+
+    cases = {
+        "cloned with github_pat_11ABCDEFG0abcdefghij_klmnopqrstuvwx": "cloned with [REDACTED:github_token]",
+        "remote ghp_0123456789abcdefghijABCDEFGHIJ": "remote [REDACTED:github_token]",
+        "oauth gho_0123456789abcdefghijABCDEFGHIJ": "oauth [REDACTED:github_token]",
+        "user-to-server ghu_0123456789abcdefghijABCDEFGHIJ": "user-to-server [REDACTED:github_token]",
+        "server ghs_0123456789abcdefghijABCDEFGHIJ": "server [REDACTED:github_token]",
+        "refresh ghr_0123456789abcdefghijABCDEFGHIJ": "refresh [REDACTED:github_token]",
+        "gitlab glpat-0123456789abcdefghij": "gitlab [REDACTED:gitlab_token]",
+        "slack xoxb-0123456789-abcdefghij": "slack [REDACTED:slack_token]",
+        "posted to hooks.slack.com/services/T0000/B0000/abcdefghijklmnop": "posted to [REDACTED:slack_token]",
+        "stripe rk_live_0123456789abcdefgh": "stripe [REDACTED:stripe_key]",
+        "stripe rk_test_0123456789abcdefgh": "stripe [REDACTED:stripe_key]",
+        "registry npm_0123456789abcdefghijABCDEFGHIJ012345": "registry [REDACTED:npm_token]",
+        "header Bearer abcdefghij0123456789": "header [REDACTED:bearer]",
+        "header Basic dXNlcjpodW50ZXIyaHVudGVyMg==": "header [REDACTED:bearer]",
+        "fetched https://someone:hunter2hunter2@example.com/x": "fetched https://[REDACTED:url_credentials]@example.com/x",
+        "openai sk-0123456789abcdefghijABCDEFGHIJ": "openai [REDACTED:openai_key]",
+        "credentials=hunter2hunter2": "credentials=[REDACTED:secret]",
+        "PWD: hunter2hunter2": "PWD: [REDACTED:secret]",
+        "passphrase=hunter2hunter2": "passphrase=[REDACTED:secret]",
+        "client_secret=hunter2hunter2": "client_secret=[REDACTED:secret]",
+        "api_key=hunter2hunter2": "api_key=[REDACTED:secret]",
+    }
+    for text, out in cases.items():
+        assert redact(text) == out, text
+
+
+def test_a_logged_record_keeps_fifty_entries_and_six_levels() -> None:
+    """The bounds of a log line, as figures: 50 entries of a list or dict,
+    six levels of nesting (dicts as well as lists)."""
+    from ralph.rules.redact import redact
+
+    assert redact(list(range(80))) == list(range(50)) + ["… 30 more"]
+    assert len(redact({f"k{i}": i for i in range(80)})) == 51
+    nested: object = {"leaf": "x"}
+    for _ in range(9):
+        nested = {"d": nested}
+    out = redact(nested)
+    for _ in range(6):
+        out = out["d"]
+    assert out == "[nested too deep]"
+
+
 def test_literal_secrets_are_replaced_wherever_they_appear() -> None:
     from ralph.rules.redact import redact
 
