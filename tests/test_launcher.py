@@ -95,6 +95,19 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
     assert [entry.get("guard") for entry in logged] == list(commands.values())
 
 
+def test_bash_post_tool_of_a_plain_command_parses_nothing(tmp_path, repo: str) -> None:
+    # PostToolUse follows every Bash call: `git status` runs no tests, and
+    # learning that loads neither the shell parser nor `re`
+    python, ralph = make_venv(str(tmp_path / "venv"), editable=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_PROJECT_DIR", "RALPH_CONFIG", "RALPH_STATE_DIR")}
+    ran = load_payload("PostToolUse_Bash", repo) | {"tool_input": {"command": "git status"}}
+    done = subprocess.run([python, "-IS", "-X", "importtime", ralph, "post-tool"], input=json.dumps(ran), capture_output=True,
+                          text=True, cwd=repo, env=env, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}, done.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert not imported & {"re", "enum", "ralph.rules.guard.syntax.parser", "ralph.rules.outcome.command_shape", "ralph.config.reading"}, sorted(imported)
+
+
 def test_bash_pre_tool_with_a_cached_config_loads_no_re_or_enum(tmp_path, repo: str) -> None:
     # With a ralph.toml every Bash command goes through the guard, which reads
     # the [guard] table. The first call parses the file (tomllib, and the re it

@@ -497,6 +497,20 @@ def test_declared_test_command_and_patterns(project: str) -> None:
     assert bash_hook(project, "./ci/other", 1, output).output == {}
 
 
+def test_a_plain_command_of_a_program_that_runs_no_tests_is_not_parsed(project: str) -> None:
+    result = bash_hook(project, "git status", 0, "nothing to commit, working tree clean\n")
+    assert result.output == {}
+    last = history(project, "logs", "hooks.jsonl")[-1]
+    assert last.get("tests") == "plain command", last
+
+
+def test_a_declared_command_is_judged_even_when_it_looks_plain(project: str) -> None:
+    # the fast path is off in a project with a ralph.toml: its [tests] may name any program
+    write(project, "ralph.toml", '[tests]\ncommands = ["ls"]\nfail_patterns = ["^BROKEN: [1-9]"]\n')
+    result = bash_hook(project, "ls -la", 0, "total 8\nBROKEN: 1 of 2\n")
+    assert "The project run failed" in result.context and "BROKEN: 1 of 2" in result.context
+
+
 def test_broken_tests_config_is_named_with_its_line(project: str) -> None:
     write(project, "ralph.toml", '[loop]\nmax_iterations = 3\n\n[tests]\ncommands = "make check"\n')
     break_calc(project)

@@ -1,12 +1,20 @@
-"""The project's own word on test runs: the `[tests]` table of ralph.toml,
+"""Did a Bash command run tests? Its shape (ralph.rules.outcome.command_shape)
+and the project's own word on test runs: the `[tests]` table of ralph.toml,
 read only when the file has one (a Bash call in a project without it parses
 no TOML)."""
 import os
 
 from ralph.claude.protocol import HookCall
 from ralph.config.reading import section_or_defaults
+from ralph.rules.outcome.command_shape import CommandShape, command_shape
 from ralph.rules.outcome.tests_config import TestsConfig
 from ralph.state.locations import config_path
+
+
+def test_shape(call: HookCall, command: str) -> tuple[object | None, CommandShape]:
+    """The project's [tests] section (or None) and the command's shape as a test run."""
+    tests_config = load_tests_config(call)
+    return tests_config, command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
 
 
 def load_tests_config(call: HookCall) -> object | None:

@@ -1,19 +1,23 @@
 """PostToolUse and PostToolUseFailure on Bash: a command that ran tests is
-judged as a test run; any other command costs the look at its words.
+judged as a test run; any other command costs the look at its words, and a
+plain one of a program that runs no tests (`ls -la src`, `git status`) not
+even the parse.
 
 A command that exited 0 arrives on PostToolUse (a failure may still hide
 behind `| tail`, `|| true`, ...); one that exited non-zero arrives on
 PostToolUseFailure, with `error: "Exit code N\\n<output>"`."""
 import sys
 
-from ralph.claude.project_tests import load_tests_config
 from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, exit_code_from_failure, judged_command
-from ralph.rules.outcome.command_shape import command_shape
+from ralph.rules.outcome.fast_path import runs_no_tests
+from ralph.state.locations import config_path
 
-# what the command is -> the module that judges its result (`judge(call,
-# command, exit_code, output, tests_config, shape)`), imported only for a
-# command of that kind: most Bash calls run no tests and load none of it.
-JUDGES = {"test run": "ralph.claude.bash_results"}
+# what the command needs -> the module that answers: "shape" finds whether
+# and how it ran tests (`test_shape(call, command)`: the project's [tests] and
+# command_shape, which parses bash), "test run" judges the result of one
+# (`judge(call, command, exit_code, output, tests_config, shape)`). Each is
+# imported only for a command that needs it: most Bash calls need neither.
+JUDGES = {"shape": "ralph.claude.project_tests", "test run": "ralph.claude.bash_results"}
 
 
 def handle(call: HookCall) -> Outcome:
@@ -21,8 +25,10 @@ def handle(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         return allow()
     command = judged_command(call, command)
-    tests_config = load_tests_config(call)
-    shape = command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
+    if config_path(call.root, call.environ) is None and runs_no_tests(command):
+        call.log_extra["tests"] = "plain command"
+        return allow()  # (a ralph.toml's [tests] may declare any command a test run)
+    tests_config, shape = load(JUDGES["shape"]).test_shape(call, command)
     if shape.kind is None:
         return allow()  # not a test run: its output (perhaps a large persisted file) is not read
     if call.event == "PostToolUseFailure":
@@ -32,6 +38,9 @@ def handle(call: HookCall) -> Outcome:
         exit_code, output = exit_code_from_failure(error)
     else:
         exit_code, output = 0, bash_output(call.payload.get("tool_response"))
-    name = JUDGES["test run"]
+    return load(JUDGES["test run"]).judge(call, command, exit_code, output, tests_config, shape) or allow()
+
+
+def load(name: str) -> object:
     __import__(name)
-    return sys.modules[name].judge(call, command, exit_code, output, tests_config, shape) or allow()
+    return sys.modules[name]
