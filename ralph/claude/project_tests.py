@@ -8,18 +8,17 @@ from ralph.claude.protocol import HookCall
 from ralph.config.reading import section_or_defaults
 from ralph.rules.outcome.command_shape import CommandShape, command_shape
 from ralph.rules.outcome.tests_config import TestsConfig
-from ralph.state.locations import config_path
 
 
-def test_shape(call: HookCall, command: str) -> tuple[object | None, CommandShape]:
-    """The project's [tests] section (or None) and the command's shape as a test run."""
-    tests_config = load_tests_config(call)
+def test_shape(call: HookCall, command: str, path: str | None) -> tuple[object | None, CommandShape]:
+    """The project's [tests] section (or None) and the command's shape as a
+    test run. `path`: the project's config file, None without one."""
+    tests_config = load_tests_config(call, path)
     return tests_config, command_shape(command, tuple(getattr(tests_config, "commands", ()) or ()))
 
 
-def load_tests_config(call: HookCall) -> object | None:
-    """The [tests] section when a config file exists (nothing parsed otherwise)."""
-    path = config_path(call.root, call.environ)
+def load_tests_config(call: HookCall, path: str | None) -> object | None:
+    """The [tests] section of the config file at `path` (nothing parsed without one)."""
     if path is None:
         return None
     try:

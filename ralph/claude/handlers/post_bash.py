@@ -6,17 +6,17 @@ even the parse.
 A command that exited 0 arrives on PostToolUse (a failure may still hide
 behind `| tail`, `|| true`, ...); one that exited non-zero arrives on
 PostToolUseFailure, with `error: "Exit code N\\n<output>"`."""
-import sys
-
+from ralph.claude.dispatch import load
 from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, exit_code_from_failure, judged_command
 from ralph.rules.outcome.fast_path import runs_no_tests
 from ralph.state.locations import config_path
 
 # what the command needs -> the module that answers: "shape" finds whether
-# and how it ran tests (`test_shape(call, command)`: the project's [tests] and
-# command_shape, which parses bash), "test run" judges the result of one
-# (`judge(call, command, exit_code, output, tests_config, shape)`). Each is
-# imported only for a command that needs it: most Bash calls need neither.
+# and how it ran tests (`test_shape(call, command, config_path)`: the
+# project's [tests] and command_shape, which parses bash), "test run" judges
+# the result of one (`judge(call, command, exit_code, output, tests_config,
+# shape)`). Each is imported only for a command that needs it: most Bash
+# calls need neither.
 JUDGES = {"shape": "ralph.claude.project_tests", "test run": "ralph.claude.bash_results"}
 
 
@@ -25,10 +25,11 @@ def handle(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         return allow()
     command = judged_command(call, command)
-    if config_path(call.root, call.environ) is None and runs_no_tests(command):
+    path = config_path(call.root, call.environ)
+    if path is None and runs_no_tests(command):
         call.log_extra["tests"] = "plain command"
         return allow()  # (a ralph.toml's [tests] may declare any command a test run)
-    tests_config, shape = load(JUDGES["shape"]).test_shape(call, command)
+    tests_config, shape = load(JUDGES["shape"]).test_shape(call, command, path)
     if shape.kind is None:
         return allow()  # not a test run: its output (perhaps a large persisted file) is not read
     if call.event == "PostToolUseFailure":
@@ -39,8 +40,3 @@ def handle(call: HookCall) -> Outcome:
     else:
         exit_code, output = 0, bash_output(call.payload.get("tool_response"))
     return load(JUDGES["test run"]).judge(call, command, exit_code, output, tests_config, shape) or allow()
-
-
-def load(name: str) -> object:
-    __import__(name)
-    return sys.modules[name]

@@ -12,7 +12,7 @@ output is not read. Anything else, and any project with a ralph.toml (whose
 tests/test_outcome_fast_path.py holds this to command_shape on every command
 of the corpora. Pure.
 """
-from ralph.rules.guard.programs.fast_path import MAX_PLAIN_LENGTH, PLAIN_CHARS
+from ralph.rules.guard.programs.fast_path import is_plain
 
 # programs that run no test suite, whatever their arguments, when nothing in
 # those says test, spec or check (`git bisect run pytest` says it)
@@ -29,7 +29,7 @@ TEST_WORDS = ("test", "spec", "check")
 def runs_no_tests(command: str) -> bool:
     """True only for a single literal simple command of a program in
     NOT_RUNNERS in which no word says test, spec or check."""
-    if len(command) > MAX_PLAIN_LENGTH or not command.strip() or not PLAIN_CHARS.issuperset(command):
+    if not is_plain(command):
         return False
     lowered = command.lower()
     if any(word in lowered for word in TEST_WORDS):

@@ -36,12 +36,15 @@ GUARDED_PROGRAMS = frozenset((
 MAX_PLAIN_LENGTH = 4096
 
 
+def is_plain(command: str) -> bool:
+    """One simple command of literal words: only PLAIN_CHARS, not empty, not too long."""
+    return len(command) <= MAX_PLAIN_LENGTH and bool(command.strip()) and PLAIN_CHARS.issuperset(command)
+
+
 def obviously_harmless(command: str) -> bool:
     """True only for a single literal simple command that cannot push, merge
     or destroy work, and runs no project file."""
-    if len(command) > MAX_PLAIN_LENGTH or not command.strip():
-        return False
-    if not PLAIN_CHARS.issuperset(command):
+    if not is_plain(command):
         return False
     lowered = command.lower()
     if any(fragment in lowered for fragment in RISKY_FRAGMENTS):
