@@ -63,7 +63,7 @@ def without_hooks(path: str, data: dict, old: str | None, dry_run: bool) -> int:
             remove_quietly(record_path(path))  # it describes a file that is no longer ours to restore
         return 0
     assert old is not None
-    untouched = record is not None and old is not None and record.get("written") == digest(old)
+    untouched = record is not None and record.get("written") == digest(old)
     if untouched and record.get("created"):
         return delete_created(path, record, old, dry_run)
     original = original_text(record) if untouched else None

@@ -9,8 +9,10 @@ ralph.loop.planning; what the run holds is ralph.loop.run.
 
 Files written (all under `.ralph/`, all by temp file + rename or O_APPEND):
 run.json (every iteration start and the finish), events.jsonl (one line per
-iteration, stage end and run end), failures.jsonl (via ralph.state.failures),
-logs/<run>/<iteration>-<story>.log, the plan's checkboxes and progress.md.
+iteration, wait, stage end and run end), failures.jsonl (via
+ralph.state.failures), logs/<run>/<iteration>-<story>.log, runs/<run>/ (the
+report, ralph.loop.delivery), loop.lock (ralph.loop.recovery), the plan's
+checkboxes and progress.md; the whole list is in docs/loop.md.
 """
 from __future__ import annotations
 
