@@ -201,6 +201,20 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
     assert str(raised.value).startswith(f"{config}:5: [guard] forge_merges: must be true or false"), raised.value
 
 
+def test_the_guard_table_declares_the_policys_keys_and_defaults() -> None:
+    # the policy holds [guard]'s keys and defaults (the guard reads them without
+    # the config schema); guard_table declares them for ralph.toml, the same ones
+    from ralph.rules.guard.guard_table import GUARD_KEYS, GUARD_TABLE
+    from ralph.rules.guard.policy import FAMILIES, LISTS, SAVE_SECONDS
+
+    assert list(GUARD_TABLE.keys) == [*LISTS, *FAMILIES, "save_seconds"]
+    assert all(GUARD_KEYS[key].default == [] for key in LISTS)
+    assert all(GUARD_KEYS[key].kind == "bool" and GUARD_KEYS[key].default is True for key in FAMILIES)
+    assert [key for key, declared in GUARD_KEYS.items() if declared.kind == "bool"] == list(FAMILIES)
+    assert GUARD_KEYS["save_seconds"].default == SAVE_SECONDS == GuardPolicy().save_seconds
+    assert GuardPolicy.from_values({}).families == GuardPolicy().families == dict.fromkeys(FAMILIES, True)
+
+
 def test_configured_local_remote_is_guarded_through_pre_tool(tmp_path) -> None:
     """A write into a configured local-path remote is a push, whatever the
     remote's directory is called (it need not end in .git)."""

@@ -90,6 +90,12 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
         imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
         assert ("ralph.rules.guard.judge" in imported) == (guard_note is None), (command, sorted(imported))
         assert not imported & {"re", "enum", "json", "subprocess", "signal", "site", "tomllib", "argparse"}, (command, sorted(imported))
+        # without a ralph.toml the guard takes its defaults: no config schema, no
+        # config cache (and its _blake2, a shared library); the denial record and
+        # the local remotes only for a command that needs them
+        assert not imported & {"ralph.config.reading", "ralph.config.schema", "_blake2"}, (command, sorted(imported))
+        if command != "git push origin main":
+            assert not imported & {"ralph.state.denials", "ralph.claude.local_remotes"}, (command, sorted(imported))
     with open(os.path.join(hook_state_dir(repo), "logs", "hooks.jsonl"), encoding="utf-8") as f:
         logged = [json.loads(line) for line in f]
     assert [entry.get("guard") for entry in logged] == list(commands.values())

@@ -13,19 +13,21 @@ import os
 import stat
 import sys
 
-from ralph.claude.local_remotes import local_remotes
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
-from ralph.config.reading import section_or_defaults
 from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import DEFAULT_POLICY, GuardPolicy
 from ralph.rules.guard.state import Surroundings
-from ralph.state import denials
 
 # what most commands never need, loaded at one site (load) when one does:
-# saving before a destructive command (`save_then_allow(call, command,
-# verdict, policy) -> Outcome`: it runs git), and reading git's index (`index_has`)
-LATER = {"snapshot": "ralph.claude.bash_save", "index": "ralph.claude.git_index"}
+# the project's ralph.toml (`section_or_defaults`: the config schema, only
+# when there is a file), the repository's local remotes (`local_remotes`,
+# when a command writes with git), the denial record of a loop run (a denied
+# command), saving before a destructive command (`save_then_allow(call,
+# command, verdict, policy) -> Outcome`: it runs git), and reading git's
+# index (`index_has`)
+LATER = {"config": "ralph.config.reading", "remotes": "ralph.claude.local_remotes", "denials": "ralph.state.denials",
+         "snapshot": "ralph.claude.bash_save", "index": "ralph.claude.git_index"}
 MAX_FILE_BYTES = 1024 * 1024  # a task runner's file, a script, a test: read this much at most
 # variables the Bash tool's shell has, as the guard may expand them
 KNOWN_VARIABLES = ("HOME", "TMPDIR", "CLAUDE_PROJECT_DIR", "USER", "CLAUDE_CODE_TMPDIR")
@@ -34,7 +36,7 @@ KNOWN_VARIABLES = ("HOME", "TMPDIR", "CLAUDE_PROJECT_DIR", "USER", "CLAUDE_CODE_
 def load_guard_policy(call: HookCall) -> GuardPolicy:
     """The [guard] table of ralph.toml. A broken config is logged and the
     defaults apply: they block every push and merge."""
-    values, problem = section_or_defaults(call.root, "guard", call.environ)
+    values, problem = load("config").section_or_defaults(call.root, "guard", call.environ)
     if problem:
         call.problems.append(problem)
     return GuardPolicy.from_values(values)
@@ -53,11 +55,12 @@ def judge(call: HookCall, command: str, config_path: str | None) -> Outcome:
     snapshot can hold; save first what one can. `config_path`: the project's
     ralph.toml (its [guard] table applies), None when there is none."""
     policy = load_guard_policy(call) if config_path else DEFAULT_POLICY
-    verdict = judge_command(command, policy, cwd=call.cwd, remotes=lambda: local_remotes(call.root),
+    verdict = judge_command(command, policy, cwd=call.cwd, remotes=lambda: load("remotes").local_remotes(call.root),
                             around=surroundings(call.root, call.cwd, call.environ))
     if verdict.blocked:
         call.log_extra["evidence"] = verdict.evidence[:10]
         call.log_extra["rule_id"] = verdict.rule_id
+        denials = load("denials")
         outcome = deny(f"{verdict.reason} {denials.REQUEST_MERGE_HINT}" if denials.tools_active(call.environ) else verdict.reason)
         if call.environ.get(denials.ENV_RUN_ID):
             record_denial(call, command, verdict.reason, outcome)
@@ -65,7 +68,7 @@ def judge(call: HookCall, command: str, config_path: str | None) -> Outcome:
     if verdict.saves:
         call.log_extra["rule_id"] = verdict.rule_id
         outcome = load("snapshot").save_then_allow(call, command, verdict, policy)
-        if outcome.decision == "deny" and call.environ.get(denials.ENV_RUN_ID):
+        if outcome.decision == "deny" and call.environ.get(load("denials").ENV_RUN_ID):
             record_denial(call, command, outcome.reason, outcome)
         return outcome
     return allow()
@@ -82,6 +85,7 @@ def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -
     end the session at the loop's limit of denials per iteration (the deny
     still stands: the command never runs)."""
     environ = call.environ
+    denials = load("denials")
     try:
         iteration = int(environ.get(denials.ENV_ITERATION, "0"))
         limit = int(environ.get(denials.ENV_MAX_DENIALS, "0"))

@@ -13,7 +13,7 @@ from ralph.config.schema import Table, resolve
 # it: [[loop.stages]], [[hooks.<point>]], [[hooks.event]]) are named there
 SECTIONS: dict[str, str] = {
     "loop": "ralph.loop.settings:LOOP_TABLE",
-    "guard": "ralph.rules.guard.policy:GUARD_TABLE",
+    "guard": "ralph.rules.guard.guard_table:GUARD_TABLE",
     "rollback": "ralph.rules.rollback_policy:ROLLBACK_TABLE",
     "tests": "ralph.rules.outcome.tests_config:TESTS_TABLE",
     "sandbox": "ralph.sandbox:SANDBOX_TABLE",

@@ -29,7 +29,7 @@ Blocked, by design:
 - `ralph stream merge`; plus the [guard] table's extra git subcommands and
   programs.
 - Forge merges and other front ends (ralph.rules.guard.programs.forges), each family
-  switchable in [guard] (GUARD_KEYS): `gh pr merge`, `glab mr merge`, `hub
+  switchable in [guard] (policy.FAMILIES): `gh pr merge`, `glab mr merge`, `hub
   merge`; `gh`/`glab`/`hub api` calls that merge or write refs or commits;
   `gh repo sync`, `hub sync`; `jj git push`, `git svn dcommit`, `git flow
   ... finish|publish`; git's merge backends run directly.
