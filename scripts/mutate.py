@@ -33,7 +33,7 @@ start of the next run if this one was killed (the original waits in the git
 directory, `ralph-mutate/`). Exit status 1 when a module is below --min.
 
   scripts/mutate.py ralph/rules/redact.py -- tests/test_redact.py tests/test_secrets.py
-  scripts/mutate.py --safety                  # the five safety-critical modules and their tests
+  scripts/mutate.py --safety                  # the safety-critical modules and their tests
   scripts/mutate.py --safety --sample 40      # 40 mutants per module (seeded: the same 40 each run)
   scripts/mutate.py --list ralph/loop/recovery.py
   scripts/mutate.py ralph/loop/recovery.py --only 17 23 -- tests/test_loop_crash.py
@@ -63,16 +63,18 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EQUIVALENT_FILE = os.path.join(ROOT, "scripts", "mutate_equivalent.json")
 
-# The five safety-critical modules (issue "Tests that would notice"), each with
+# The safety-critical modules (issue "Tests that would notice"), each with
 # the tests that reach it, quick ones first: -x stops at the first failure.
 SAFETY = {
     "ralph/rules/read_before_edit.py": ["tests/test_read_before_edit.py"],
     "ralph/rules/redact.py": ["tests/test_redact.py", "tests/test_secrets.py"],
-    "ralph/rules/guard/programs/git.py": [
+    # the git model, in three modules: every call's options and subcommand, config and aliases, the subcommands judged apart
+    **dict.fromkeys(("ralph/rules/guard/programs/git.py", "ralph/rules/guard/programs/git_config.py",
+                     "ralph/rules/guard/programs/git_subcommands.py"), [
         "tests/test_mutation_git.py", "tests/test_guard.py",
         # the same judgements as test_corpus_direct, through subprocesses: slow, and adds nothing here
         "--deselect", "tests/test_guard.py::test_corpus_through_pre_tool",
-    ],
+    ]),
     "ralph/loop/recovery.py": ["tests/test_mutation_recovery.py", "tests/test_loop_crash.py"],
     "ralph/rollback/capture.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py"],
     "ralph/rollback/restore.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py"],

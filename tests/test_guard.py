@@ -301,6 +301,8 @@ def test_hot_path_imports() -> None:
 
 
 GIT_MODEL = "ralph.rules.guard.programs.git"
+GIT_CONFIG = "ralph.rules.guard.programs.git_config"
+GIT_SUBCOMMANDS = "ralph.rules.guard.programs.git_subcommands"
 FORGE_MODELS = "ralph.rules.guard.programs.forges"
 SHELL_MODELS = "ralph.rules.guard.programs.shells"
 WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
@@ -313,7 +315,8 @@ RUNNER_MODELS = "ralph.rules.guard.programs.runners"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
 DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
 TASK_FILES = "ralph.rules.guard.programs.task_files"
-MODEL_MODULES = (GIT_MODEL, FORGE_MODELS, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS, DESTROY_MODELS,
+MODEL_MODULES = (GIT_MODEL, GIT_CONFIG, GIT_SUBCOMMANDS, FORGE_MODELS,
+                 SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC_MODELS, BUILTIN_MODELS, NAME_GLOBS, DESTROY_MODELS,
                  GIT_DESTROY, RUNNER_MODELS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
 
 
@@ -395,9 +398,12 @@ TYPICAL_COMMANDS = {
 }
 # each model module, with commands that need it (and must be blocked)
 MODEL_COMMANDS = {
-    GIT_MODEL: ("git -c alias.x=push x origin", "git config alias.sync push && git sync", "git pull origin main",
-                "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "git rebase -x 'git push' main",
-                "git -C /srv/app.git commit -m x", "echo 'git push' > .git/hooks/pre-commit", "git merge-recursive HEAD a b"),
+    GIT_MODEL: ("git push origin main", "git -C /srv/app.git commit -m x", "git merge feature"),
+    GIT_CONFIG: ("git -c alias.x=push x origin", "git config alias.sync push && git sync",
+                 "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "echo 'git push' > .git/hooks/pre-commit",
+                 "git -c core.sshCommand='git push' fetch"),
+    GIT_SUBCOMMANDS: ("git pull origin main", "git rebase -x 'git push' main", "git merge-recursive HEAD a b",
+                      "git fetch --upload-pack='git push' origin", "git submodule foreach git push"),
     FORGE_MODELS: ("gh pr merge 1", "glab mr merge 2", "hub merge feature", "jj git push", "ralph stream merge s1"),
     SHELL_MODELS: ("bash -c 'git push'", "python -c 'import os; os.system(\"git push\")'", "eval git push",
                    "source <(echo git push)", "trap 'git push' EXIT"),

@@ -1,4 +1,4 @@
-"""What the git model (ralph/rules/guard/programs/git.py) says beyond a
+"""What the git model (ralph/rules/guard/programs/git*.py) says beyond a
 verdict, which a mutation run found untested (scripts/mutate.py): the trace
 `ralph explain` prints for git commands, and the rules of ralph.toml's
 [guard] that reach git (block_git_subcommands, git_frontends,

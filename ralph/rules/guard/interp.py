@@ -511,7 +511,7 @@ class Analysis(Expander):
         is_config = low.endswith(("gitconfig", ".git/config", "git/config", ".gitmodules"))
         if not (is_hook or is_config):
             return
-        load_model(GIT).judge_written_git_file(self, path, content, is_hook, where)
+        load_model(GIT_CONFIG).judge_written_git_file(self, path, content, is_hook, where)
 
     def in_remote(self, path: str, scope: Scope, is_cwd: bool = False) -> bool:
         """Is this path (a -C/--git-dir/GIT_DIR/cd target, a file written) inside
@@ -697,6 +697,8 @@ def absolute_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
 
 
 GIT = "ralph.rules.guard.programs.git"
+GIT_CONFIG = "ralph.rules.guard.programs.git_config"
+GIT_SUBCOMMANDS = "ralph.rules.guard.programs.git_subcommands"
 FORGES = "ralph.rules.guard.programs.forges"
 SHELL_MODELS = "ralph.rules.guard.programs.shells"
 WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
@@ -710,8 +712,8 @@ TASK_FILES = "ralph.rules.guard.programs.task_files"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
 DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
 # every module load_model imports (a bundler must ship them: build.spec)
-MODEL_MODULES = (GIT, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY, GIT_DESTROY, RUNNERS, MAKEFILES,
-                 DISK_SCRIPTS, TASK_FILES)
+MODEL_MODULES = (GIT, GIT_CONFIG, GIT_SUBCOMMANDS, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY,
+                 GIT_DESTROY, RUNNERS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
 
 # program -> (the module that models it, the function there that judges a
 # call: function(analysis, argv, env, stdin, scope, where) -> the output when known)
