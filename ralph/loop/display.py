@@ -13,9 +13,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
 
 from ralph.redaction import redact
+
+# collections.abc (the collections package) costs every loop start about a
+# millisecond; the annotations only name it (type checkers read this as True)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CLEAR_LINE = "\r\x1b[K"
 TEXT_LINES = 12  # of one assistant message; the rest is in the iteration's log
