@@ -8,13 +8,14 @@ redirection, glob, comment or control operator, so bash runs it as a single
 simple command with exactly those literal words. If no word contains a
 RISKY_FRAGMENT either (case-insensitively: `GIT PUSH` runs git on macOS), it
 cannot name git, a git helper, a forge CLI, `ralph stream merge` or a
-push/merge/pull/sync; and if no word names a program that runs a project file or deletes and
-overwrites (GUARDED_PROGRAMS: `npm`, `make`, `pytest`, `rm`, `python`, ...;
-nor is the program a path, `./deploy.sh`), such a command is allowed without
-loading the guard. Anything else, and any
-project with a ralph.toml (whose [guard] table may block other programs),
-goes through the full guard. tests/test_guard_fast_path.py checks that this
-never allows what the guard would block. Pure.
+push/merge/pull/sync; and if no word names a program the guard models
+(GUARDED_PROGRAMS: task runners, shells and interpreters, wrappers, what
+deletes and overwrites: `npm`, `tcsh`, `sudo`, `rm`, `cryptsetup`, ...) nor
+is the program a path (`./deploy.sh`), such a command is allowed without
+loading the guard. Anything else, and any project with a ralph.toml (whose
+[guard] table may block other programs), goes through the full guard.
+tests/test_guard_fast_path.py checks that this never allows what the guard
+would block, with scripts on disk too. Pure.
 """
 PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _./=:,+@%-")
 # git, push/merge words, and the forge CLIs and git front ends whose merges
@@ -22,16 +23,38 @@ PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 # `git svn dcommit` has git, `jj`)
 RISKY_FRAGMENTS = ("git", "push", "merge", "pull", "send-pack", "subtree", "ralph", "gh", "glab", "hub", "sync", "jj",
                    "dcommit")
-# programs that run what a project file says (task runners, interpreters and
-# shells given a file) or that delete and overwrite: the guard reads those files
-# and judges what is lost, so such a command never takes the fast path
+# Programs the guard models (ralph.rules.guard.interp.PROGRAM_MODELS, and
+# the shells, interpreters and wrappers of ralph.rules.guard.programs.facts):
+# a command naming one, anywhere in its words, never takes the fast path, for
+# the guard reads the files they run and judges what they delete. Spelled out
+# here so the fast path loads no table; tests/test_guard_fast_path.py holds
+# it to those tables. Left out: the shell builtins the guard models only to
+# follow a compound command's state (`cd`, `export`, `mkdir`: a lone literal
+# one changes nothing that pushes), and the reserved words do/then/else.
 GUARDED_PROGRAMS = frozenset((
+    # task runners, and runners of the tests they are given
     "make", "gmake", "npm", "pnpm", "yarn", "bun", "npx", "pnpx", "bunx", "pytest", "py.test", "tox", "nox", "just", "task",
-    "go-task", "invoke", "inv", "pre-commit", "cmake", "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno",
-    "perl", "ruby", "php", "lua", "rscript", "bash", "sh", "zsh", "dash", "ksh", "fish", "source", ".", "rm", "unlink", "shred",
-    "find", "dd", "wipefs", "blkdiscard", "fdisk", "sfdisk", "sgdisk", "parted", "mke2fs", "mkswap", "chmod", "chown", "chgrp",
-    "truncate", "psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "dropdb", "mysqladmin", "redis-cli", "mv", "cp", "ln",
-    "install", "tee", "sed", "mktemp", "xargs", "env", "sudo", "doas", "timeout", "nice", "nohup", "exec", "command", "time",
+    "go-task", "invoke", "inv", "pre-commit", "cmake",
+    # shells and interpreters: they run a script file
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "yash", "posh", "rbash", "tcsh", "csh", "source", ".", "eval", "trap",
+    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "perl", "ruby", "php", "lua", "luajit", "rscript",
+    "tclsh", "expect", "osascript", "pwsh", "powershell", "julia", "groovy", "jshell", "irb",
+    # programs that run a program of their own (awk -f, sed -f, an editor's -S script)
+    "awk", "gawk", "mawk", "nawk", "sed", "gsed", "ed", "red", "ex", "vi", "vim", "nvim", "view", "vim.basic", "vim.tiny",
+    # wrappers: they run a command from their words, a file or stdin
+    "sudo", "doas", "env", "exec", "command", "builtin", "time", "timeout", "nice", "ionice", "nohup", "setsid", "chrt",
+    "taskset", "stdbuf", "chroot", "unshare", "nsenter", "firejail", "fakeroot", "flock", "su", "runuser", "sg", "script",
+    "systemd-run", "strace", "ltrace", "valgrind", "gdb", "perf", "catchsegv", "chronic", "unbuffer", "eatmydata", "nocache",
+    "torsocks", "proxychains", "proxychains4", "caffeinate", "coproc", "watch", "xvfb-run", "dbus-launch", "nix-shell",
+    "cross-env", "cross-env-shell", "dotenv", "xargs", "find", "parallel", "ssh", "tmux", "screen", "at", "batch", "busybox",
+    "toybox",
+    # they delete and overwrite: files, disks, permissions, databases
+    "rm", "unlink", "shred", "truncate", "mktemp", "mv", "cp", "ln", "install", "tee", "dd", "wipefs", "blkdiscard", "fdisk",
+    "sfdisk", "sgdisk", "cfdisk", "parted", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "cryptsetup", "badblocks", "zpool",
+    "pvcreate", "vgremove", "lvremove", "chmod", "chown", "chgrp", "psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo",
+    "dropdb", "mysqladmin", "redis-cli", "clickhouse-client", "cockroach",
+    # git under another name
+    "yadm",
 ))
 MAX_PLAIN_LENGTH = 4096
 
