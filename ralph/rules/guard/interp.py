@@ -721,6 +721,8 @@ PROGRAM_MODELS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(WRAPPERS, (WRAPPER_MODELS, "run_wrapper")),
     **dict.fromkeys(INTERPRETERS, (SHELL_MODELS, "run_interpreter")),
     **dict.fromkeys(SHELLS, (SHELL_MODELS, "run_shell")),
+    # PowerShell is a shell whose commands run as they are written (facts lists it among the interpreters)
+    **dict.fromkeys(("pwsh", "powershell"), (SHELL_MODELS, "run_powershell")),
     "eval": (SHELL_MODELS, "run_eval"),
     "source": (SHELL_MODELS, "run_source"),
     ".": (SHELL_MODELS, "run_source"),

@@ -8,7 +8,7 @@ the command wrote, or stdin. Interpreter code that can start programs is
 judged by the commands its string literals spell (judge_code, which the
 data-executing programs use too: awk, sed `e`, ed/vim).
 """
-from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, Analysis, load_model
+from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, FUNCTION, Analysis, load_model
 from ralph.rules.guard.programs.facts import EXEC_APIS, INTERPRETERS
 from ralph.rules.guard.state import ENCODINGS, Scope, file_key, normalize_program, program_name, show
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
@@ -197,6 +197,83 @@ def judge_code(analysis: Analysis, name: str, code: str, scope: Scope, where: st
 def _may_destroy(text: str) -> bool:
     """Could this string be a shell command that deletes or overwrites?"""
     return any((program_name(word) or "") in DESTRUCTIVE_PROGRAMS for word in text.replace(";", " ").replace("&", " ").split()[:40])
+
+
+# PowerShell's parameters, which it matches case-insensitively by any prefix
+# long enough to tell them apart, and by their aliases (`-c`, `-Com`,
+# `-Command`; `-e`, `-ec`, `-EncodedCommand`; `-f`, `-File`); `-Name:value`
+# carries its value (`/Command` is Windows only: here `/x` is a path)
+PWSH_COMMAND = ("command", "c", "commandwithargs", "cwa")
+PWSH_ENCODED = ("encodedcommand", "e", "ec", "encodedarguments", "ea")
+PWSH_FILE = ("file", "f")
+# parameters that take the next word as their value, with their aliases
+PWSH_WITH_VALUE = ("executionpolicy", "ex", "ep", "windowstyle", "w", "workingdirectory", "wd", "configurationname", "config",
+                   "configurationfile", "inputformat", "inp", "if", "outputformat", "o", "of", "settingsfile", "settings",
+                   "custompipename", "psconsolefile", "psconfigfile")
+PWSH_PLAIN = "Run the git commands themselves in the Bash tool's shell, not through PowerShell, one plain command per line."
+
+
+def _pwsh_parameter(word: str, names: tuple[str, ...]) -> bool:
+    """Is `word` (a parameter without its dash, lower case) one of `names`:
+    itself, or a prefix of two letters or more of one?"""
+    return word in names or (len(word) >= 2 and any(name.startswith(word) for name in names))
+
+
+def run_powershell(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
+    """PowerShell (pwsh, powershell): a shell, not an interpreter of string
+    literals: its -Command text (the rest of the line), its -File script and
+    a script on stdin are commands, judged as a shell's. Its command syntax
+    agrees with bash's for a plain `git push origin main`; what bash cannot
+    parse counts as unknown, and text that mentions push, merge or pull with
+    no git call judged in it (`Invoke-Expression "git push"`) blocks.
+    -EncodedCommand (base64 the guard does not decode) blocks."""
+    name = normalize_program(program_name(argv[0]) or "pwsh")
+    inner = scope.fork()
+    as_file = name == "pwsh"  # pwsh takes its first word as -File; Windows PowerShell as -Command
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            break
+        word, colon, _ = arg[1:].lower().partition(":")
+        i += 1
+        if _pwsh_parameter(word, PWSH_ENCODED):
+            analysis.not_sure(True, f"{name} {arg} runs base64-encoded code the guard does not decode", where, "fail-closed.powershell-encoded",
+                              PWSH_PLAIN)
+            return None
+        if _pwsh_parameter(word, PWSH_COMMAND):
+            as_file = False
+            break
+        if _pwsh_parameter(word, PWSH_FILE):
+            as_file = True
+            break
+        # a value never starts with a dash: `-v -c ...` is two parameters
+        if not colon and _pwsh_parameter(word, PWSH_WITH_VALUE) and i < len(argv) and not argv[i].startswith("-"):
+            i += 1
+    rest = argv[i:]
+    if not rest or rest == ["-"]:
+        if stdin is None:
+            analysis.note(where, f"{name} without a command: an interactive shell")
+            return None
+        return analysis.run_stdin_script(stdin, inner, f"{where} > {name} (script on stdin)")
+    text = " ".join(rest)
+    if as_file or rest[0].lower().endswith(".ps1"):
+        inner.positional = list(rest[1:])
+        return _judge_powershell_code(analysis, name, text,
+                                      lambda: analysis.run_file(rest[0], inner, stdin, f"{where} > {name} {show(rest[0])}"), where)
+    return _judge_powershell_code(analysis, name, text, lambda: analysis.run_script(text, inner, stdin, f"{where} > {name} -Command"), where)
+
+
+def _judge_powershell_code(analysis: Analysis, name: str, text: str, judge: FUNCTION, where: str) -> str | None:
+    """judge() (the code or script, as a shell's), then: when it blocked
+    nothing and `text` (the command line PowerShell got) mentions push, merge
+    or pull, block."""
+    before = len(analysis.blocks)
+    output = judge()
+    if len(analysis.blocks) == before and analysis.policy.mentions_push(text):
+        analysis.not_sure(True, f"{name} gets `{show(text)[:80]}`, which mentions push, merge or pull in a form the guard cannot follow",
+                          where, "fail-closed.powershell-code", PWSH_PLAIN)
+    return output
 
 
 def run_eval(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: str | None, scope: Scope, where: str) -> str | None:
