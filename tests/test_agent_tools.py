@@ -315,3 +315,30 @@ def stale_bytecode_off(root: str) -> None:
     size would be run from that bytecode (Python compares mtime seconds and
     size): drop it, as an agent's edit minutes later would make it stale."""
     shutil.rmtree(os.path.join(root, "__pycache__"), ignore_errors=True)
+
+
+def test_the_tree_fingerprint_sees_a_file_rewritten_in_the_second_of_its_commit(tmp_path) -> None:
+    # complete_story does not verify again a tree whose fingerprint it has
+    # seen pass. The fingerprint is built on a copy of the index; with a fresh
+    # mtime the copy hid git's racy-git check, and a file rewritten at the
+    # same size in the second of its last `git add` kept the old fingerprint
+    # (tests/test_rollback.py has the same case for the rollback's capture)
+    from ralph.mcp.tree import fingerprint
+
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    target = root / "app.py"
+    target.write_text("VALUE = 1\n")
+    then = os.stat(root).st_mtime_ns - 100 * 10**9
+    os.utime(target, ns=(then, then))
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "app.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "app"], check=True)
+    before = fingerprint(str(root), [])
+    with open(target, "r+") as f:  # in place, same size
+        f.write("VALUE = 2\n")
+    os.utime(target, ns=(then, then))
+    os.utime(root / ".git" / "index", ns=(then, then))  # the entry is racily clean: git compares its content
+    after = fingerprint(str(root), [])
+    assert before and after and before != after

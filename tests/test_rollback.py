@@ -1020,3 +1020,33 @@ def test_rollback_then_restore_reproduces_every_byte_and_mode(checkpoint, ops):
     finally:
         os.umask(old_umask)
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_a_file_rewritten_in_the_second_of_its_commit_is_saved(tmp_path):
+    # git's racy-git check: an entry whose mtime is not older than the index
+    # file's is compared by content, since a rewrite in that second of the
+    # same size leaves its stat data as it was. The capture read a copy of
+    # the index with a fresh mtime, so it saw no change and saved the old
+    # content, while `reset --hard` on the real index saw it and overwrote
+    # it: TOKEN=2 was lost from the tree and from the snapshot (found in CI
+    # under load, where the capture ran a second after the commit). The
+    # index's mtime is set back here so that the capture's "now" is always a
+    # later second; the file's own mtime with it.
+    for attempt in range(3):
+        repo = make_repo(tmp_path, f"repo{attempt}")
+        then = os.stat(repo / "README.md").st_mtime_ns - 100 * 10**9
+        write(repo, "secrets.env", "TOKEN=1\n")
+        os.utime(repo / "secrets.env", ns=(then, then))
+        git(repo, "add", "secrets.env")
+        git(repo, "commit", "-q", "-m", "secrets file")
+        checkpoint = head(repo)
+        with open(repo / "secrets.env", "r+") as f:  # in place, same size: the stat data git compares stays
+            f.write("TOKEN=2\n")
+        os.utime(repo / "secrets.env", ns=(then, then))
+        index = repo / ".git" / "index"
+        os.utime(index, ns=(then, then))  # the entry is racily clean: git compares its content
+        write(repo, "notes.txt", "more work\n")  # something else changed too, so the rollback resets
+        result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+        assert result.restored, result.message
+        assert git(repo, "show", f"{result.ref}:secrets.env") == b"TOKEN=2\n", attempt
+        assert git(repo, "show", f"{result.ref}:notes.txt") == b"more work\n"

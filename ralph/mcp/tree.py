@@ -51,7 +51,9 @@ def fingerprint(root: str, leave_out: list[str]) -> str | None:
     os.close(handle)
     try:
         try:
-            shutil.copyfile(index, temp_index)  # its stat cache spares hashing unchanged files
+            # its stat cache spares hashing unchanged files; copy2 keeps the index's
+            # mtime, which git's racy-git check needs to see a same-second rewrite
+            shutil.copy2(index, temp_index)
         except OSError:
             os.unlink(temp_index)  # no index yet: git starts an empty one
         env = dict(os.environ, GIT_INDEX_FILE=temp_index)

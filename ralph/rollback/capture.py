@@ -165,7 +165,12 @@ def capture(repo: Repo, protect: list[bytes] | None = None, rewrite_base: str = 
         index_copy = os.path.join(tmp, "index")
         real_index = repo.git_path("index")
         if os.path.exists(real_index):
-            shutil.copyfile(real_index, index_copy)
+            # copy2: the copy keeps the index's mtime, which git's racy-git
+            # check compares entries with. A fresh mtime would make a file
+            # rewritten in the second of its last `git add` (same size, same
+            # second) look unchanged here while `reset --hard` on the real
+            # index sees the change and overwrites it: lost from tree and snapshot
+            shutil.copy2(real_index, index_copy)
         try:
             index_tree = repo.text(["write-tree"], env={"GIT_INDEX_FILE": index_copy})
         except GitError:
