@@ -17,8 +17,6 @@ PROGRAM_CONFIG_KEYS = frozenset(("core.sshcommand", "core.editor", "sequence.edi
                                  "core.askpass", "core.gitproxy", "uploadpack.packobjectshook", "diff.external",
                                  "gpg.program", "gpg.ssh.program", "gpg.x509.program", "credential.helper", "web.browser",
                                  "sendemail.smtpserver", "merge.tool", "diff.tool", "ssh.variant", "core.hookspath"))
-
-
 PROGRAM_CONFIG_NAMES = frozenset(("uploadpack", "receivepack", "command", "textconv", "driver", "clean", "smudge", "process",
                                   "cmd", "helper", "proxy", "program", "sshcommand"))
 

@@ -12,8 +12,6 @@ from ralph.rules.guard.state import UNKNOWN, Scope, option_values, shell_quote, 
 
 FILTER_BRANCH_OPTS = frozenset(("--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
                                 "--msg-filter", "--commit-filter", "--tag-name-filter"))
-
-
 # subcommand -> (options whose value is a shell script git runs, how the trace names it)
 SCRIPT_OPTIONS = {
     "rebase": (("--exec", "-x"), "git rebase --exec"),

@@ -8,7 +8,7 @@ the command wrote, or stdin. Interpreter code that can start programs is
 judged by the commands its string literals spell (judge_code, which the
 data-executing programs use too: awk, sed `e`, ed/vim).
 """
-from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, FUNCTION, Analysis, load_model
+from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, Analysis, load_model
 from ralph.rules.guard.programs.facts import EXEC_APIS, INTERPRETERS
 from ralph.rules.guard.state import ENCODINGS, Scope, file_key, normalize_program, program_name, show
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
@@ -257,20 +257,14 @@ def run_powershell(analysis: Analysis, argv: list[str], env: dict[str, str], std
             return None
         return analysis.run_stdin_script(stdin, inner, f"{where} > {name} (script on stdin)")
     text = " ".join(rest)
+    before = len(analysis.blocks)
     if as_file or rest[0].lower().endswith(".ps1"):
         inner.positional = list(rest[1:])
-        return _judge_powershell_code(analysis, name, text,
-                                      lambda: analysis.run_file(rest[0], inner, stdin, f"{where} > {name} {show(rest[0])}"), where)
-    return _judge_powershell_code(analysis, name, text, lambda: analysis.run_script(text, inner, stdin, f"{where} > {name} -Command"), where)
-
-
-def _judge_powershell_code(analysis: Analysis, name: str, text: str, judge: FUNCTION, where: str) -> str | None:
-    """judge() (the code or script, as a shell's), then: when it blocked
-    nothing and `text` (the command line PowerShell got) mentions push, merge
-    or pull, block."""
-    before = len(analysis.blocks)
-    output = judge()
+        output = analysis.run_file(rest[0], inner, stdin, f"{where} > {name} {show(rest[0])}")
+    else:
+        output = analysis.run_script(text, inner, stdin, f"{where} > {name} -Command")
     if len(analysis.blocks) == before and analysis.policy.mentions_push(text):
+        # the command line mentions a push that no judged git call accounts for
         analysis.not_sure(True, f"{name} gets `{show(text)[:80]}`, which mentions push, merge or pull in a form the guard cannot follow",
                           where, "fail-closed.powershell-code", PWSH_PLAIN)
     return output
