@@ -7,6 +7,7 @@ import os
 import sys
 
 from ralph import __version__
+from ralph.plugins import load
 from ralph.claude import dispatch
 from ralph.claude.protocol import SUBCOMMANDS
 
@@ -102,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def command_module(name: str) -> object:
     """The module of a command in COMMANDS, imported now."""
-    __import__(COMMANDS[name])
-    return sys.modules[COMMANDS[name]]
+    return load(COMMANDS[name])
 
 
 def quiet_broken_pipe() -> int:

@@ -17,9 +17,10 @@ The format module is chosen by the file's name from FORMATS and imported only
 then: reading a plan.md loads no JSON and no regular expressions.
 """
 import os
-import sys
 
+from ralph.plugins import load
 from ralph.state.files import atomic_write
+from ralph.story import PlanError, Story
 
 STATES = ("todo", "done", "blocked")
 # file name ending -> the module that reads and rewrites that format; each has
@@ -27,34 +28,9 @@ STATES = ("todo", "done", "blocked")
 FORMATS = {".json": "ralph.plan_prd", "": "ralph.plan_markdown"}
 
 
-class PlanError(ValueError):
-    """A plan that cannot be read; the message names the file and line."""
-
-
-class Story:
-    __slots__ = ("id", "title", "state", "criteria", "line", "priority")
-
-    def __init__(self, id: str, title: str, state: str, criteria: list[str], line: int, priority: float = 0) -> None:
-        self.id = id
-        self.title = title
-        self.state = state
-        self.criteria = criteria
-        self.line = line
-        self.priority = priority
-
-    @property
-    def done(self) -> bool:
-        return self.state == "done"
-
-    def __repr__(self) -> str:
-        return f"Story({self.id!r}, {self.title!r}, {self.state!r})"
-
-
 def plan_format(path: str) -> object:
     """The format module for a plan file, imported now."""
-    name = FORMATS[".json"] if path.endswith(".json") else FORMATS[""]
-    __import__(name)
-    return sys.modules[name]
+    return load(FORMATS[".json"] if path.endswith(".json") else FORMATS[""])
 
 
 def parse_stories(text: str, path: str) -> list[Story]:

@@ -4,7 +4,7 @@ A story is a top-level checkbox line `- [ ] US-001: title`; its acceptance
 criteria are the indented lines under it. Only the story's checkbox changes
 when its state is rewritten: every other byte stays as it was.
 """
-from ralph.plan import PlanError, Story
+from ralph.story import PlanError, Story
 
 # The plan.md grammar, one line at a time. These regular expressions define
 # it; the functions below match exactly what they match (tests/test_plan_grammar.py

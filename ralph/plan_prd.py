@@ -6,7 +6,7 @@ place, keeping the file's layout; a value that is missing is inserted.
 import json
 import re
 
-from ralph.plan import PlanError, Story
+from ralph.story import PlanError, Story
 
 # a story's fields besides "id": (name, is its value right, what it must be)
 FIELDS = (

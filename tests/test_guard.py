@@ -322,7 +322,7 @@ MODEL_MODULES = (GIT_MODEL, GIT_CONFIG, GIT_SUBCOMMANDS, FORGE_MODELS,
 
 def test_program_models_load_only_when_a_command_reaches_one() -> None:
     code = ("import sys\n"
-            "from ralph.rules.guard.interp import MODEL_MODULES\n"
+            "from ralph.rules.guard.models import MODEL_MODULES\n"
             "from ralph.rules.guard.judge import judge_command\n"
             "plain = judge_command('cat README.md notes.txt && echo to-stderr >&2 | wc -l')\n"
             "early = sorted(m for m in MODEL_MODULES if m in sys.modules)\n"
@@ -336,22 +336,22 @@ def test_program_models_load_only_when_a_command_reaches_one() -> None:
 
 def test_the_program_table_names_functions_of_the_model_modules() -> None:
     # the model modules are loaded by name, which a bundler cannot see:
-    # build.spec ships interp.MODEL_MODULES, so it must list them all
-    from ralph.rules.guard import interp
+    # build.spec ships models.MODEL_MODULES, so it must list them all
+    from ralph.rules.guard import models
     from ralph.rules.guard.programs import facts
 
-    assert set(interp.MODEL_MODULES) == set(MODEL_MODULES)
+    assert set(models.MODEL_MODULES) == set(MODEL_MODULES)
     package = os.path.dirname(facts.__file__)
     modules = {f"ralph.rules.guard.programs.{name[:-3]}" for name in os.listdir(package) if name.endswith(".py")}
     assert modules - set(MODEL_MODULES) == {"ralph.rules.guard.programs.__init__", "ralph.rules.guard.programs.facts",
                                             "ralph.rules.guard.programs.fast_path"}
-    for program, (module, function) in interp.PROGRAM_MODELS.items():
-        assert module in MODEL_MODULES and callable(getattr(interp.load_model(module), function, None)), program
-    assert interp.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
-    assert interp.program_model("pythonw") == (SHELL_MODELS, "run_interpreter")
-    assert interp.program_model("npm") == (RUNNER_MODELS, "run_package_scripts")
-    assert interp.program_model("mkfs.ext4") == (DESTROY_MODELS, "run_disk_writer")
-    assert interp.program_model("cargo") is None
+    for program, (module, function) in models.PROGRAM_MODELS.items():
+        assert module in MODEL_MODULES and callable(getattr(models.load_model(module), function, None)), program
+    assert models.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
+    assert models.program_model("pythonw") == (SHELL_MODELS, "run_interpreter")
+    assert models.program_model("npm") == (RUNNER_MODELS, "run_package_scripts")
+    assert models.program_model("mkfs.ext4") == (DESTROY_MODELS, "run_disk_writer")
+    assert models.program_model("cargo") is None
 
 
 # Commands agents typically run (the shapes seen in Claude Code sessions, the

@@ -73,11 +73,11 @@ def test_the_fast_path_leaves_every_program_the_guard_models_to_the_guard() -> N
     # the fast path's own list, held to the guard's tables: every program the
     # guard models (but the builtins it models only to follow a compound
     # command's state), every shell, interpreter and wrapper
-    from ralph.rules.guard import interp
+    from ralph.rules.guard import models
     from ralph.rules.guard.programs import facts
 
-    builtins = {program for program, (module, _) in interp.PROGRAM_MODELS.items() if module == interp.BUILTINS}
-    modelled = (set(interp.PROGRAM_MODELS) - builtins) | set(facts.SHELLS) | set(facts.INTERPRETERS) | set(facts.WRAPPERS)
+    builtins = {program for program, (module, _) in models.PROGRAM_MODELS.items() if module == models.BUILTINS}
+    modelled = (set(models.PROGRAM_MODELS) - builtins) | set(facts.SHELLS) | set(facts.INTERPRETERS) | set(facts.WRAPPERS)
     for program in sorted(modelled - RESERVED_WORDS):
         for command in (f"{program} x", f"nice {program} x", f"ls {program}"):
             assert not obviously_harmless(command), command

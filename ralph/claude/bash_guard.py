@@ -11,8 +11,8 @@ runners' files and asks whether git tracks a path (called only by commands
 that need it)."""
 import os
 import stat
-import sys
 
+from ralph.plugins import load as load_plugin
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
 from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
@@ -75,9 +75,7 @@ def judge(call: HookCall, command: str, config_path: str | None) -> Outcome:
 
 
 def load(what: str) -> object:
-    name = LATER[what]
-    __import__(name)
-    return sys.modules[name]
+    return load_plugin(LATER[what])
 
 
 def record_denial(call: HookCall, command: str, reason: str, outcome: Outcome) -> None:

@@ -16,6 +16,7 @@ import sys
 import time
 
 from ralph import fastjson
+from ralph.plugins import load
 from ralph.claude.protocol import SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
 from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger, write_all
@@ -60,11 +61,6 @@ def handler_module(event: str, tool: str) -> object | None:
     by_tool = HANDLERS[event]
     name = by_tool.get(tool) or by_tool.get("*")
     return load(name) if name else None
-
-
-def load(name: str) -> object:
-    __import__(name)
-    return sys.modules[name]
 
 
 # ---- the pipeline ----

@@ -1,11 +1,11 @@
 """The full command line of `ralph-loop`, read by argparse: option values,
 abbreviations, --help and usage errors. A command line of on/off flags only
-never comes here (ralph.commands.loop.plain_flags reads it without argparse)."""
+never comes here (ralph.commands.loop_options.plain_flags reads it without argparse)."""
 from __future__ import annotations
 
 import argparse
 
-from ralph.commands.loop import OPTIONS
+from ralph.commands.loop_options import OPTIONS
 
 DESCRIPTION = """\
 Run a plan's stories one by one, each in a fresh agent process (default:

@@ -20,7 +20,8 @@ Import-light: a hook validates one table on every tool call. The kinds that
 need `re` (regexes, hosts) and the `file:line` locator (needed only when a
 message is written) live in modules imported by name at one site, resolve().
 """
-import sys
+
+from ralph.plugins import load
 
 
 class ConfigError(ValueError):
@@ -87,9 +88,7 @@ def resolve(ref: str) -> object:
     """What `module:NAME` names, its module imported now: the one place the
     config package imports by name (the registry's declarations, and the
     modules only some reads need: TOML, the locator, regular expressions)."""
-    module, _, name = ref.partition(":")
-    __import__(module)  # not importlib.import_module: importing importlib costs a hook call more than this
-    return getattr(sys.modules[module], name)
+    return load(ref)
 
 
 # ---- the kinds ----------------------------------------------------------

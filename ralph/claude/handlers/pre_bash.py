@@ -1,8 +1,7 @@
 """PreToolUse on Bash: the push/merge guard. A command too plain to push or
 merge (`ls -la`, `npm test`) is allowed at once; any other is judged by the
 guard, which is loaded only then."""
-import sys
-
+from ralph.plugins import load
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.rules.guard.programs.fast_path import obviously_harmless
 from ralph.state.locations import config_path
@@ -30,6 +29,4 @@ def handle(call: HookCall) -> Outcome:
         if obviously_harmless(command):
             call.log_extra["guard"] = "plain command"
             return allow()
-    name = JUDGES["shell"]
-    __import__(name)
-    return sys.modules[name].judge(call, command, path)
+    return load(JUDGES["shell"]).judge(call, command, path)

@@ -22,7 +22,8 @@ new type only runs its action once and reports what happened.
 """
 from __future__ import annotations
 
-import sys
+
+from ralph.plugins import load
 
 
 class ActionType:
@@ -94,11 +95,6 @@ class RunContext:
         self.log_dir = log_dir  # .ralph/logs/<run>/ for files an action keeps
         self.background = background  # Background: where await=false work is registered
         self.stopping = stopping or (lambda: False)  # callable: True once the loop is being stopped
-
-
-def load(name: str) -> object:
-    __import__(name)  # not importlib.import_module: importing importlib (and warnings) costs the dry run
-    return sys.modules[name]
 
 
 def action_module(type_name: str) -> object | None:

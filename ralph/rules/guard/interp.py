@@ -11,20 +11,19 @@ defined, scripts it wrote, then the program's model.
 The program models are plain modules under ralph.rules.guard.programs, one
 per family (git, forges, shells and interpreters, wrappers, data-executing
 programs, shell builtins), each a set of functions taking the analysis as
-their first argument. PROGRAM_MODELS says which function of which module
-models a program; load_model imports that module the first time a command
-needs it: the guard's one lazy import, so that a command pays only for the
-models of the programs it runs (tests/test_guard.py, TYPICAL_COMMANDS). Its
-callers: run_argv, for the program a command runs (and for a glob standing
-for one), and check_written, for a git hook or config file a command writes
-(the git model judges it).
+their first argument. The table of models (ralph.rules.guard.models, handed
+to the analysis by the judge) says which function of which module models a
+program, and loads that module the first time a command needs it, so that a
+command pays only for the models of the programs it runs
+(tests/test_guard.py, TYPICAL_COMMANDS). A model imports this module, never
+the table: it reaches another model through the analysis
+(`analysis.model("shells")`).
 """
 import os
-import sys
 
 from ralph.rules.guard.expand import Expander
 from ralph.rules.guard.policy import GuardPolicy
-from ralph.rules.guard.programs.facts import COMMAND_ENV, DATA_PROGRAMS, INTERPRETERS, RUNNER_SUBCOMMANDS, SHELLS, WRAPPERS
+from ralph.rules.guard.programs.facts import COMMAND_ENV, DATA_PROGRAMS, RUNNER_SUBCOMMANDS
 from ralph.rules.guard.state import (GLOB, MAX_ALTERNATIVES, MAX_CALL_DEPTH, UNKNOWN, Budget, Scope, Surroundings, bare_repository,
                                      file_key, lookup_file, normalize_program, program_name, shell_quote, show, show_argv)
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
@@ -54,9 +53,10 @@ class Analysis(Expander):
     """One walk over a command: what it would run, what it blocks, what it cannot know."""
 
     __slots__ = ("policy", "budget", "text", "blocks", "unsure", "trace", "memo", "nesting", "call_depth", "cwd", "remotes",
-                 "allow_rule", "around", "saves", "read_bytes")
+                 "allow_rule", "around", "saves", "read_bytes", "models")
 
-    def __init__(self, text: str, policy: GuardPolicy, budget: Budget) -> None:
+    def __init__(self, text: str, policy: GuardPolicy, budget: Budget, models: object) -> None:
+        self.models = models  # ralph.rules.guard.models: program -> model, loaded on first use
         self.cwd = ""
         self.around = Surroundings()
         # work to save before the command runs: (kind, target, rule id, what, why); see save()
@@ -131,13 +131,17 @@ class Analysis(Expander):
         """A separate analysis of text this command stores for later (a hook,
         an alias, a config value) or a file it runs, sharing this one's
         budget, nesting and surroundings."""
-        probe = Analysis(self.text, self.policy, self.budget)
+        probe = Analysis(self.text, self.policy, self.budget, self.models)
         probe.nesting = self.nesting
         probe.cwd = self.cwd
         probe.remotes = self.remotes
         probe.around = self.around
         probe.read_bytes = self.read_bytes
         return probe
+
+    def model(self, name: str) -> object:
+        """The program-model module `name` (ralph.rules.guard.programs.<name>), loaded on first use."""
+        return self.models.load_model(self.models.MODELS[name])
 
     def pushes(self) -> bool:
         """Did this analysis block a push or merge (not the destruction of work)?"""
@@ -185,7 +189,7 @@ class Analysis(Expander):
             return None
         text = self.read_project_file(path, scope)
         if text is not None:
-            return load_model(DISK_SCRIPTS).run_file_on_disk(self, text, path, scope, stdin, where)
+            return self.model("disk_scripts").run_file_on_disk(self, text, path, scope, stdin, where)
         self.note(where, f"runs script file {path} (not visible to the guard)")
         return None
 
@@ -377,7 +381,7 @@ class Analysis(Expander):
             files = self.around.files
             if files is None or not self.cwd or not files.tracked(os.path.join(self.cwd, key)):
                 return
-        load_model(DESTROY).judge_overwrite(self, path, scope, where, how, argv)
+        self.model("destroy").judge_overwrite(self, path, scope, where, how, argv)
 
     def run_simple(self, node: tuple, scope: Scope, stdin: str | None, cond: bool, where: str) -> str | None:
         _, assigns, words, redirs, text = node
@@ -511,7 +515,7 @@ class Analysis(Expander):
         is_config = low.endswith(("gitconfig", ".git/config", "git/config", ".gitmodules"))
         if not (is_hook or is_config):
             return
-        load_model(GIT_CONFIG).judge_written_git_file(self, path, content, is_hook, where)
+        self.model("git_config").judge_written_git_file(self, path, content, is_hook, where)
 
     def in_remote(self, path: str, scope: Scope, is_cwd: bool = False) -> bool:
         """Is this path (a -C/--git-dir/GIT_DIR/cd target, a file written) inside
@@ -546,11 +550,11 @@ class Analysis(Expander):
         if "/" in word and self.around.files is not None:
             text = self.read_project_file(word, scope)
             if text is not None:
-                return load_model(DISK_SCRIPTS).run_program_on_disk(self, text, argv, stdin, scope, where)
+                return self.model("disk_scripts").run_program_on_disk(self, text, argv, stdin, scope, where)
         name = program_name(word)
         if name is None and GLOB in word.rsplit("/", 1)[-1] and UNKNOWN not in word:
             # a glob for the program: judge every program it could name that pushes or merges
-            matches = load_model(NAME_GLOBS).glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
+            matches = self.model("name_globs").glob_programs(word.rsplit("/", 1)[-1].replace(GLOB, ""))
             for match in matches:
                 self.note(where, f"`{show(word)}` can match {match}")
                 self.run_argv([match] + argv[1:], env, stdin, scope, where, cond)
@@ -565,10 +569,10 @@ class Analysis(Expander):
             if name == program and _in_order(words, argv[1:]):
                 self.block(argv, f"`{' '.join((program,) + words)}` is blocked by ralph.toml [guard] block_programs", where, "config.block-programs")
                 return None
-        model = program_model(name)
+        model = self.models.program_model(name)
         if model is not None:
             module, function = model
-            return getattr(load_model(module), function)(self, argv, env, stdin, scope, where)
+            return getattr(self.models.load_model(module), function)(self, argv, env, stdin, scope, where)
         if len(argv) > 1:
             sub = argv[1].lower()
             if (name, sub) in RUNNER_SUBCOMMANDS or (name, "") in RUNNER_SUBCOMMANDS:
@@ -621,10 +625,10 @@ class Analysis(Expander):
             if name is None:
                 continue
             name = normalize_program(name)
-            if name in DATA_PROGRAMS and name not in PROGRAM_MODELS:
+            if name in DATA_PROGRAMS and name not in self.models.PROGRAM_MODELS:
                 self.run_argv(args[i:], env, stdin, scope, where)
                 return
-            if name in PROGRAM_MODELS or name.startswith(("git", "python")):
+            if name in self.models.PROGRAM_MODELS or name.startswith(("git", "python")):
                 # an image or host may share a program's name (`alpine/git`): judge
                 # from here, and keep looking further on
                 before = len(self.blocks)
@@ -694,106 +698,3 @@ def _in_order(words: tuple, args: list[str]) -> bool:
 
 def absolute_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(path.rstrip("/") for path in paths if path.startswith("/"))
-
-
-GIT = "ralph.rules.guard.programs.git"
-GIT_CONFIG = "ralph.rules.guard.programs.git_config"
-GIT_SUBCOMMANDS = "ralph.rules.guard.programs.git_subcommands"
-FORGES = "ralph.rules.guard.programs.forges"
-SHELL_MODELS = "ralph.rules.guard.programs.shells"
-WRAPPER_MODELS = "ralph.rules.guard.programs.wrappers"
-DATA_EXEC = "ralph.rules.guard.programs.data_exec"
-BUILTINS = "ralph.rules.guard.programs.shell_builtins"
-NAME_GLOBS = "ralph.rules.guard.programs.name_globs"
-DESTROY = "ralph.rules.guard.programs.destroy"
-GIT_DESTROY = "ralph.rules.guard.programs.git_destroy"
-RUNNERS = "ralph.rules.guard.programs.runners"
-TASK_FILES = "ralph.rules.guard.programs.task_files"
-MAKEFILES = "ralph.rules.guard.programs.makefiles"
-DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
-# every module load_model imports (a bundler must ship them: build.spec)
-MODEL_MODULES = (GIT, GIT_CONFIG, GIT_SUBCOMMANDS, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY,
-                 GIT_DESTROY, RUNNERS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
-
-# program -> (the module that models it, the function there that judges a
-# call: function(analysis, argv, env, stdin, scope, where) -> the output when known)
-PROGRAM_MODELS: dict[str, tuple[str, str]] = {
-    **dict.fromkeys(WRAPPERS, (WRAPPER_MODELS, "run_wrapper")),
-    **dict.fromkeys(INTERPRETERS, (SHELL_MODELS, "run_interpreter")),
-    **dict.fromkeys(SHELLS, (SHELL_MODELS, "run_shell")),
-    # PowerShell is a shell whose commands run as they are written (facts lists it among the interpreters)
-    **dict.fromkeys(("pwsh", "powershell"), (SHELL_MODELS, "run_powershell")),
-    "eval": (SHELL_MODELS, "run_eval"),
-    "source": (SHELL_MODELS, "run_source"),
-    ".": (SHELL_MODELS, "run_source"),
-    "trap": (SHELL_MODELS, "run_trap"),
-    "git": (GIT, "run_git_program"),
-    "yadm": (GIT, "run_git_program"),
-    "hub": (FORGES, "run_hub"),
-    "gh": (FORGES, "run_gh"),
-    "glab": (FORGES, "run_glab"),
-    "jj": (FORGES, "run_jj"),
-    "ralph": (FORGES, "run_ralph"),
-    "ssh": (WRAPPER_MODELS, "run_ssh"),
-    "xargs": (WRAPPER_MODELS, "run_xargs"),
-    "find": (WRAPPER_MODELS, "run_find"),
-    "parallel": (WRAPPER_MODELS, "run_parallel"),
-    **dict.fromkeys(("tmux", "screen", "at", "batch"), (WRAPPER_MODELS, "run_multiplexer")),
-    **dict.fromkeys(("busybox", "toybox"), (WRAPPER_MODELS, "run_multicall")),
-    **dict.fromkeys(("make", "gmake"), (MAKEFILES, "run_make")),
-    **dict.fromkeys(("rm", "unlink", "shred"), (DESTROY, "run_rm")),
-    "mktemp": (DESTROY, "run_mktemp"),
-    "dd": (DESTROY, "run_dd"),
-    **dict.fromkeys(("mke2fs", "mkswap", "wipefs", "blkdiscard", "fdisk", "sfdisk", "sgdisk", "cfdisk", "parted", "mkdosfs",
-                     "mkntfs", "cryptsetup", "badblocks", "zpool", "pvcreate", "vgremove", "lvremove"), (DESTROY, "run_disk_writer")),
-    **dict.fromkeys(("chmod", "chown", "chgrp"), (DESTROY, "run_permissions")),
-    "truncate": (DESTROY, "run_truncate"),
-    **dict.fromkeys(("psql", "mysql", "mariadb", "sqlite3", "mongosh", "mongo", "dropdb", "mysqladmin", "redis-cli",
-                     "clickhouse-client", "cockroach"), (DESTROY, "run_database")),
-    **dict.fromkeys(("npm", "pnpm", "yarn", "bun"), (RUNNERS, "run_package_scripts")),
-    **dict.fromkeys(("pytest", "py.test"), (RUNNERS, "run_pytest")),
-    "tox": (TASK_FILES, "run_tox"),
-    "nox": (TASK_FILES, "run_nox"),
-    "just": (TASK_FILES, "run_just"),
-    **dict.fromkeys(("task", "go-task"), (TASK_FILES, "run_taskfile")),
-    **dict.fromkeys(("invoke", "inv"), (TASK_FILES, "run_invoke")),
-    "pre-commit": (TASK_FILES, "run_pre_commit"),
-    "cmake": (TASK_FILES, "run_cmake"),
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), (DATA_EXEC, "run_awk")),
-    **dict.fromkeys(("sed", "gsed"), (DATA_EXEC, "run_sed")),
-    **dict.fromkeys(("ed", "red", "ex", "vi", "vim", "nvim", "view", "vim.basic", "vim.tiny"), (DATA_EXEC, "run_editor")),
-    **dict.fromkeys(("cd", "pushd"), (BUILTINS, "run_cd")),
-    **dict.fromkeys(("export", "declare", "typeset", "local", "readonly"), (BUILTINS, "run_declare")),
-    "set": (BUILTINS, "run_set"),
-    "shift": (BUILTINS, "run_shift"),
-    "unset": (BUILTINS, "run_unset"),
-    "read": (BUILTINS, "run_read"),
-    **dict.fromkeys(("mapfile", "readarray"), (BUILTINS, "run_mapfile")),
-    "alias": (BUILTINS, "run_alias"),
-    "unalias": (BUILTINS, "run_unalias"),
-    "hash": (BUILTINS, "run_hash"),
-    "printf": (BUILTINS, "run_printf"),
-    "tee": (BUILTINS, "run_tee"),
-    **dict.fromkeys(("cp", "ln", "install", "mv"), (BUILTINS, "run_copy")),
-    "mkdir": (BUILTINS, "run_mkdir"),
-}
-
-
-def program_model(name: str) -> tuple[str, str] | None:
-    """(module, function) that models the program `name`; None for a program
-    the guard has no model of (what it prints may still be known: static_output)."""
-    model = PROGRAM_MODELS.get(name)
-    if model is None and name.startswith("git-") and len(name) > 4:
-        return GIT, "run_dashed_git"  # git-<sub>: how git runs its subcommands
-    if model is None and name.startswith(("python", "pypy")):
-        return SHELL_MODELS, "run_interpreter"
-    if model is None and name.startswith("mkfs"):
-        return DESTROY, "run_disk_writer"
-    return model
-
-
-def load_model(module: str) -> object:
-    """A program-model module (MODEL_MODULES), imported the first time a
-    command needs it: the guard's one lazy import."""
-    __import__(module)
-    return sys.modules[module]

@@ -97,6 +97,7 @@ module gives the verdict, with a stable rule id.
 Hot path: imports only ralph.rules.* and modules a hook call has loaded
 already (os, sys, time); never re, enum or json.
 """
+from ralph.rules.guard import models
 from ralph.rules.guard.interp import FUNCTION, Analysis, absolute_paths
 from ralph.rules.guard.policy import DEFAULT_POLICY, GuardPolicy
 from ralph.rules.guard.state import Budget, Deadline, Scope, Surroundings
@@ -199,7 +200,7 @@ def _judge(command: str, policy: GuardPolicy, deadline: float, cwd: str, remotes
     if policy.allow_commands and command.strip() in policy.allow_commands:
         return GuardVerdict(False, "", [], ["listed in ralph.toml [guard] allow_commands -> allow"], "allow.config-allow-commands")
     budget = Budget(deadline)
-    analysis = Analysis(command, policy, budget)
+    analysis = Analysis(command, policy, budget, models)
     analysis.cwd = cwd
     analysis.around = around
     analysis.remotes = remotes if isinstance(remotes, FUNCTION) else absolute_paths(remotes)

@@ -36,8 +36,8 @@ read for them.
 from __future__ import annotations
 
 import re
-import sys
 
+from ralph.plugins import load
 from ralph.rules.outcome.command_shape import DECLARED, CommandShape, command_shape
 from ralph.rules.outcome.reading import FAIL, MARKER, MAX_EVIDENCE, MAX_FAILING, NOT_TEST, PASS, UNKNOWN, ZERO, Finding, Text
 from ralph.rules.outcome.tests_config import TestsConfig
@@ -140,9 +140,7 @@ class TestVerdict:
 
 def reader(name: str) -> object:
     """The module that reads `name`'s output (a key of RUNNER_MODULES), imported on first use."""
-    module_name = RUNNER_MODULES[name]
-    __import__(module_name)
-    return sys.modules[module_name]
+    return load(RUNNER_MODULES[name])
 
 
 def _read(name: str, t: Text) -> Finding | None:

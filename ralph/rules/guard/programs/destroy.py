@@ -17,7 +17,7 @@ sqlite3, mongosh, redis-cli, dropdb, mysqladmin) and the deletion calls of
 interpreter code (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, ...); the walk
 asks judge_overwrite about redirections, tee, cp/mv/install targets and sed -i.
 """
-from ralph.rules.guard.interp import SHELL_MODELS, Analysis, load_model
+from ralph.rules.guard.interp import Analysis
 from ralph.rules.guard.places import Place, classify
 from ralph.rules.guard.state import GLOB, UNKNOWN, Scope, option_values, program_name, read_written, shell_quote
 
@@ -345,7 +345,7 @@ def judge_code_deletions(analysis: Analysis, name: str, code: str, scope: Scope,
     it; a call with no literal path fails closed for code on the command
     line (code in the project's own files is judged by its literals only)."""
     low = code.lower()
-    spans = load_model(SHELL_MODELS).literal_spans(code)
+    spans = analysis.model("shells").literal_spans(code)
     for call, whole_tree in DELETE_CALLS:
         start = low.find(call)
         while start >= 0:

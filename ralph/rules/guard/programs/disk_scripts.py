@@ -6,7 +6,7 @@ own; what the guard cannot tell about it blocks only when the file itself
 mentions push/merge/pull (absorb), because a project's own files are full of
 code the guard cannot follow that never comes near a push.
 """
-from ralph.rules.guard.interp import RUN_PLAINLY, SHELL_MODELS, Analysis, load_model, program_model
+from ralph.rules.guard.interp import RUN_PLAINLY, Analysis
 from ralph.rules.guard.programs.facts import SHELLS
 from ralph.rules.guard.state import Scope, normalize_program, program_name, show
 
@@ -21,7 +21,7 @@ def run_file_on_disk(analysis: Analysis, text: str, path: str, scope: Scope, std
     probe = analysis.probe()
     probe.call_depth = analysis.call_depth
     if interpreter and interpreter not in SHELLS:
-        load_model(SHELL_MODELS).judge_code(probe, interpreter, text, scope, f"{where} > {show(path)}", args=scope.positional or [],
+        probe.model("shells").judge_code(probe, interpreter, text, scope, f"{where} > {show(path)}", args=scope.positional or [],
                                             from_disk=True)
     else:
         probe.run_script(text, scope, stdin, f"{where} > {show(path)}")
@@ -57,7 +57,7 @@ def run_program_on_disk(analysis: Analysis, text: str, argv: list[str], stdin: s
         while words and (program_name(words[0]) == "env" or words[0].startswith("-")):
             words = words[1:]
         interpreter = normalize_program(program_name(words[0]) or "") if words else ""
-        if interpreter not in SHELLS and program_model(interpreter) != (SHELL_MODELS, "run_interpreter"):
+        if interpreter not in SHELLS and analysis.models.program_model(interpreter) != (analysis.models.SHELL_MODELS, "run_interpreter"):
             analysis.note(where, f"runs {show(argv[0])} with {interpreter or 'an unknown program'} (not judged)")
             return None
     inner = scope.fork()

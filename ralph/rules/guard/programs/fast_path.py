@@ -23,7 +23,7 @@ PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 # `git svn dcommit` has git, `jj`)
 RISKY_FRAGMENTS = ("git", "push", "merge", "pull", "send-pack", "subtree", "ralph", "gh", "glab", "hub", "sync", "jj",
                    "dcommit")
-# Programs the guard models (ralph.rules.guard.interp.PROGRAM_MODELS, and
+# Programs the guard models (ralph.rules.guard.models.PROGRAM_MODELS, and
 # the shells, interpreters and wrappers of ralph.rules.guard.programs.facts):
 # a command naming one, anywhere in its words, never takes the fast path, for
 # the guard reads the files they run and judges what they delete. Spelled out

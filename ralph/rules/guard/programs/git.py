@@ -12,17 +12,17 @@ another repository (a bare one, or a local-path remote: a push), `git-<sub>`
 scripts, and git hooks and config files the command writes, which arm a
 later push.
 
-Models git, yadm and `git-<sub>` (ralph.rules.guard.interp.PROGRAM_MODELS);
+Models git, yadm and `git-<sub>` (ralph.rules.guard.models.PROGRAM_MODELS);
 hub runs git through run_git (ralph.rules.guard.programs.forges). This module
 holds what every git call needs: the global options, the subcommand, the
 repository it works on. What only some calls need is loaded by name
-(interp.load_model) when one does: config entries, aliases and the files git
+(Analysis.model) when one does: config entries, aliases and the files git
 reads config from (ralph.rules.guard.programs.git_config, which the walk also
 asks about a hook or config file a command writes), the subcommands judged
 on their own (ralph.rules.guard.programs.git_subcommands), and those that
 can throw work away (ralph.rules.guard.programs.git_destroy).
 """
-from ralph.rules.guard.interp import GIT_CONFIG, GIT_DESTROY, GIT_SUBCOMMANDS, Analysis, load_model
+from ralph.rules.guard.interp import Analysis
 from ralph.rules.guard.state import GLOB, UNKNOWN, Scope, normalize_program, program_name, show
 
 GIT_BLOCKED = {
@@ -114,7 +114,7 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
     merged_env = dict(scope.exported)
     merged_env.update(env)
     if any(name.startswith("GIT_CONFIG") for name in merged_env):
-        configs.extend(load_model(GIT_CONFIG).env_git_configs(analysis, merged_env, scope, where))
+        configs.extend(analysis.model("git_config").env_git_configs(analysis, merged_env, scope, where))
     places = [scope.cwd] if scope.cwd else []  # where git runs, and which repository it works on
     for name in ("GIT_DIR", "GIT_WORK_TREE"):
         if merged_env.get(name):
@@ -160,14 +160,14 @@ def run_git(analysis: Analysis, argv: list[str], env: dict[str, str], scope: Sco
         return None
     sub = argv[i]
     args = argv[i + 1:]
-    aliases = load_model(GIT_CONFIG).read_git_configs(analysis, configs, scope, where) if configs else scope.git_aliases
+    aliases = analysis.model("git_config").read_git_configs(analysis, configs, scope, where) if configs else scope.git_aliases
     remote = next((p for p in places if analysis.in_remote(p, scope, p is scope.cwd)), None)
     if remote is not None and not reads_only(sub.lower(), args):
         analysis.block(argv, f"git {sub.lower()} writes into `{show(remote)}`, another repository (a remote): that is a push", where,
                        "git.remote-write")
         return None
     if alias_value(aliases, sub) is not None:
-        resolved = load_model(GIT_CONFIG).resolve_git_alias(analysis, sub, args, aliases, scope, where)
+        resolved = analysis.model("git_config").resolve_git_alias(analysis, sub, args, aliases, scope, where)
         if resolved is None:
             return None
         sub, args = resolved
@@ -180,7 +180,7 @@ def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs:
     low = sub.lower()
     if low in DESTROYING_SUBCOMMANDS and may_destroy(low, args):
         # git subcommands that can throw work away (reset --hard, clean -f, ...): judged, saved or denied there
-        load_model(GIT_DESTROY).judge(analysis, low, args, argv, scope, where, [p for p in places or [] if p is not scope.cwd])
+        analysis.model("git_destroy").judge(analysis, low, args, argv, scope, where, [p for p in places or [] if p is not scope.cwd])
     helping = bool(args) and args[0] in ("--help", "-h")
     if low in GIT_BLOCKED or low in analysis.policy.block_git_subcommands:
         if helping:
@@ -189,11 +189,11 @@ def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs:
         why = GIT_BLOCKED.get(low) or "is blocked by ralph.toml [guard] block_git_subcommands"
         analysis.block(argv, f"git {low} {why}", where, "config.block-git-subcommands" if low in analysis.policy.block_git_subcommands and low not in GIT_BLOCKED else f"git.{low}")
         return
-    if low in GIT_FRONTENDS and load_model(GIT_SUBCOMMANDS).judge_git_frontend(analysis, low, args, argv, where):
+    if low in GIT_FRONTENDS and analysis.model("git_subcommands").judge_git_frontend(analysis, low, args, argv, where):
         return
     names = ("--upload-pack", "--receive-pack", "--exec") + PROGRAM_OPTIONS.get(low, ())
     if any(arg.startswith(names) or arg.lower().startswith("ext::") for arg in args):
-        load_model(GIT_SUBCOMMANDS).judge_program_options(analysis, low, names, args, scope, where)
+        analysis.model("git_subcommands").judge_program_options(analysis, low, names, args, scope, where)
     if low == "merge":
         if helping or (not any(UNKNOWN in a for a in args) and ("--abort" in args or "--quit" in args)):
             analysis.note(where, "git merge --abort/--quit/--help merges nothing")
@@ -201,11 +201,11 @@ def judge_git_subcommand(analysis: Analysis, sub: str, args: list[str], configs:
         analysis.block(argv, "git merge joins another branch into yours", where, "git.merge")
         return
     if low in MODELLED_SUBCOMMANDS:
-        load_model(GIT_SUBCOMMANDS).judge_modelled_subcommand(analysis, low, args, configs, argv, scope, where)
+        analysis.model("git_subcommands").judge_modelled_subcommand(analysis, low, args, configs, argv, scope, where)
         return
     # git runs `git-<sub>` found on PATH for a subcommand it lacks: one this command wrote counts
     if scope.files and any(path.rsplit("/", 1)[-1].lower() == "git-" + low for path in scope.files) \
-            and load_model(GIT_SUBCOMMANDS).run_written_git_command(analysis, low, args, scope, where):
+            and analysis.model("git_subcommands").run_written_git_command(analysis, low, args, scope, where):
         return
     analysis.note(where, f"git {low}: allowed")
 

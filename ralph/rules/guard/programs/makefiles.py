@@ -15,7 +15,7 @@ cannot be read decides nothing unless the command mentions push/merge.
 """
 import posixpath
 
-from ralph.rules.guard.interp import DISK_SCRIPTS, PLAIN_SCRIPT, Analysis, load_model
+from ralph.rules.guard.interp import PLAIN_SCRIPT, Analysis
 from ralph.rules.guard.state import UNKNOWN, Scope, lookup_file, show
 
 DEFAULT_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -111,7 +111,7 @@ def run_make(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: st
     for command in makefile.read_time + commands:
         run.run_script(command, inner.fork(), "", f"{where} > make recipe")
     if run is not analysis:
-        load_model(DISK_SCRIPTS).absorb(analysis, run, "\n".join(on_disk), where)
+        analysis.model("disk_scripts").absorb(analysis, run, "\n".join(on_disk), where)
     return None
 
 

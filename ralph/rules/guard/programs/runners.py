@@ -28,7 +28,7 @@ push/merge, with a reason that says to run its commands plainly.
 import posixpath
 
 from ralph import fastjson
-from ralph.rules.guard.interp import DISK_SCRIPTS, RUN_PLAINLY, SHELL_MODELS, Analysis, load_model
+from ralph.rules.guard.interp import RUN_PLAINLY, Analysis
 from ralph.rules.guard.state import UNKNOWN, Scope, lookup_file, program_name, shell_quote, show
 
 # npm's lifecycle: what a subcommand runs, in order ("<x>" = the named script)
@@ -96,7 +96,7 @@ def judge_file(analysis: Analysis, path: str, text: str, written: bool, where: s
     probe = analysis.probe()
     probe.note(where, f"reads {show(path)} from disk")
     judge(probe)
-    load_model(DISK_SCRIPTS).absorb(analysis, probe, text, where)
+    analysis.model("disk_scripts").absorb(analysis, probe, text, where)
 
 
 def unreadable(analysis: Analysis, path: str, text: str | None, why: str, where: str) -> None:
@@ -122,7 +122,7 @@ def in_directory(scope: Scope, directory: str) -> Scope:
 def judge_python(analysis: Analysis, text: str, scope: Scope, where: str, written: bool, runs: bool = False) -> None:
     """runs: the file's code starts programs by the runner's own API
     (`session.run`, `c.run`), which no import names."""
-    load_model(SHELL_MODELS).judge_code(analysis, "python", text, scope, where, starts_programs=runs, from_disk=not written)
+    analysis.model("shells").judge_code(analysis, "python", text, scope, where, starts_programs=runs, from_disk=not written)
 
 
 # ---- npm, pnpm, yarn, bun ----

@@ -8,7 +8,7 @@ the command wrote, or stdin. Interpreter code that can start programs is
 judged by the commands its string literals spell (judge_code, which the
 data-executing programs use too: awk, sed `e`, ed/vim).
 """
-from ralph.rules.guard.interp import DESTROY, DISK_SCRIPTS, Analysis, load_model
+from ralph.rules.guard.interp import Analysis
 from ralph.rules.guard.programs.facts import EXEC_APIS, INTERPRETERS
 from ralph.rules.guard.state import ENCODINGS, Scope, file_key, normalize_program, program_name, show
 from ralph.rules.guard.syntax.lexer import decode_ansi_c
@@ -125,7 +125,7 @@ def run_interpreter(analysis: Analysis, argv: list[str], env: dict[str, str], st
                 if text is not None:
                     inner = scope.fork()
                     inner.positional = list(args)
-                    return load_model(DISK_SCRIPTS).run_file_on_disk(analysis, text, path, inner, stdin, f"{where} > {name} {show(path)}", name)
+                    return analysis.model("disk_scripts").run_file_on_disk(analysis, text, path, inner, stdin, f"{where} > {name} {show(path)}", name)
                 analysis.note(where, f"{name} runs file {show(path)} (not visible to the guard)")
                 return None
         else:
@@ -150,7 +150,7 @@ def judge_code(analysis: Analysis, name: str, code: str, scope: Scope, where: st
     and words outside strings do not."""
     low = code.lower()
     if any(call in low for call in DELETE_HINTS):
-        load_model(DESTROY).judge_code_deletions(analysis, name, code, scope, where, from_disk)
+        analysis.model("destroy").judge_code_deletions(analysis, name, code, scope, where, from_disk)
     if from_disk and not starts_programs and not analysis.policy.mentions_push(low) and not any(w in low for w in DESTRUCTIVE_HINTS):
         analysis.note(where, f"{name} code names neither push/merge nor a destructive program")
         return

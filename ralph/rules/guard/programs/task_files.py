@@ -8,7 +8,7 @@ helpers and the npm/pytest models: ralph.rules.guard.programs.runners.
 """
 import posixpath
 
-from ralph.rules.guard.interp import SHELL_MODELS, Analysis, load_model
+from ralph.rules.guard.interp import Analysis
 from ralph.rules.guard.programs.runners import find_file, in_directory, judge_file, judge_python, unreadable
 from ralph.rules.guard.readers import Unreadable, cmake_commands, ini_sections, justfile, python_selection, yaml_load
 from ralph.rules.guard.state import UNKNOWN, Scope, program_name, shell_quote, show
@@ -228,7 +228,7 @@ def run_just(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: st
             if language in ("sh", "bash", "zsh", "dash", None):
                 target.run_script(command, inner.fork(), "", f"{where} > just recipe")
             else:
-                load_model(SHELL_MODELS).judge_code(target, language, command, inner, f"{where} > just recipe", from_disk=not written)
+                target.model("shells").judge_code(target, language, command, inner, f"{where} > just recipe", from_disk=not written)
 
     judge_file(analysis, path, text, written, where, judge)
     return None

@@ -7,7 +7,7 @@ find -exec, parallel, tmux/screen/at (a command string run later), and
 busybox/toybox (argv[1] is the program).
 """
 from ralph.rules.guard.expand import split_words
-from ralph.rules.guard.interp import DESTROY, Analysis, load_model
+from ralph.rules.guard.interp import Analysis
 from ralph.rules.guard.programs.facts import (ASSIGNING_WRAPPERS, PARALLEL_OPTS_WITH_ARG, SSH_OPTS_WITH_ARG, WRAPPER_SCRIPT_OPTS, WRAPPERS,
                                               XARGS_LONG_WITH_ARG, XARGS_SHORT_WITH_ARG)
 from ralph.rules.guard.state import MAX_ALTERNATIVES, UNKNOWN, Scope, normalize_program, program_name, read_written, shell_quote
@@ -238,7 +238,7 @@ def run_find(analysis: Analysis, argv: list[str], env: dict[str, str], stdin: st
     and deletes with -delete (ralph.rules.guard.programs.destroy)."""
     found = find_targets(argv)
     if "-delete" in argv:
-        load_model(DESTROY).judge_find_delete(analysis, argv, found, scope, where)
+        analysis.model("destroy").judge_find_delete(analysis, argv, found, scope, where)
     runs = any(arg in ("-exec", "-execdir", "-ok", "-okdir") for arg in argv)
     i = 1
     while i < len(argv):
