@@ -12,7 +12,7 @@ handed to `on_output` chunk by chunk (`Lines` makes lines of them) and kept
 bounded: the first and last bytes of a flood, and how many there were.
 
 The callers are small policies on top: the loop's agent and verify command
-(ralph.loop.proc), lifecycle hooks and child loops (ralph.loop.lifecycle),
+(ralph.run.proc), lifecycle hooks and child loops (ralph.loop.lifecycle),
 users' commands on Claude Code events (ralph.claude.event_commands).
 """
 from __future__ import annotations

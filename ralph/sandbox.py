@@ -47,6 +47,7 @@ import sys
 
 from ralph.config.reading import section_values
 from ralph.config.schema import Key, Table
+from ralph.run.git import run as run_git
 
 SANDBOX_KEYS: dict[str, Key] = {
     "enabled": Key(True, "bool", None, "false: ralph-loop runs the agent without the sandbox layer (not recommended)"),
@@ -112,6 +113,8 @@ INSTALL_HINT = (
     "install bubblewrap and socat (Debian/Ubuntu: sudo apt-get install bubblewrap socat; "
     "Fedora: sudo dnf install bubblewrap socat; Arch: sudo pacman -S bubblewrap socat)"
 )
+# the environment variable naming the loop's sandbox settings file in the agent's session
+ENV_SETTINGS = "RALPH_SANDBOX_SETTINGS"
 OPT_OUT_HINT = "or run without the sandbox: [sandbox] enabled = false in ralph.toml (not recommended)"
 
 
@@ -130,12 +133,8 @@ def sandbox_config(config: dict, path: str | None = None) -> dict:
 
 
 def _git(root: str, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", "-C", root, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+    done = run_git(root, list(args), timeout=30)
+    return done.out.decode("utf-8", "replace") if done.ok else ""
 
 
 def remote_urls(root: str) -> list[str]:

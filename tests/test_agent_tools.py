@@ -19,11 +19,12 @@ import pytest
 
 from ralph.loop import agent_tools, prepare
 from ralph.loop.display import Display
-from ralph.loop.proc import Interrupts
+from ralph.run.proc import Interrupts
 from ralph.loop.run import Run
 from ralph.loop.sandbox_layer import SandboxLayer
-from ralph.loop.settings import loop_settings
-from ralph.mcp import context, records
+from ralph.run.settings import loop_settings
+from ralph.run import tool_calls as records
+from ralph.mcp import context
 from ralph.mcp.complete_story import complete_story
 from ralph.mcp.report_blocked import report_blocked
 from ralph.mcp.request_merge import request_merge
@@ -323,7 +324,7 @@ def test_the_tree_fingerprint_sees_a_file_rewritten_in_the_second_of_its_commit(
     # mtime the copy hid git's racy-git check, and a file rewritten at the
     # same size in the second of its last `git add` kept the old fingerprint
     # (tests/test_rollback.py has the same case for the rollback's capture)
-    from ralph.mcp.tree import fingerprint
+    from ralph.run.tree import fingerprint
 
     root = tmp_path / "project"
     root.mkdir()

@@ -44,7 +44,7 @@ def test_all_stories_complete(tmp_path) -> None:
 
 
 def test_run_json_during_iteration_is_active_for_the_hooks(tmp_path) -> None:
-    from ralph.state.run_state import load_active_run
+    from ralph.run.state import load_active_run
 
     p = Project(tmp_path, PLAN3)
     snapshot = os.path.join(p.agent_dir, "run-during.json")
@@ -53,7 +53,7 @@ def test_run_json_during_iteration_is_active_for_the_hooks(tmp_path) -> None:
     assert once.returncode == 3 and "finished: max_iterations" in once.stdout, once.stdout + once.stderr  # --once, stories left
     with open(snapshot, encoding="utf-8") as f:
         text = f.read()
-    from ralph.state.run_state import parse_active_run
+    from ralph.run.state import parse_active_run
 
     run = parse_active_run(text)
     assert run is not None and run.story_id == "US-001" and run.source == ".ralph/plan.md"
@@ -411,13 +411,13 @@ def test_dry_run_imports_only_what_it_needs(tmp_path) -> None:
 
     first = imported(RALPH_LOOP, "--dry-run")  # parses ralph.toml and caches it
     assert "tomllib" in first
-    from ralph.state.failures import record_failure
+    from ralph.run.failures import record_failure
 
     # an earlier iteration's failure, which the prompt shows
     record_failure(os.path.join(p.root, ".ralph"), {"story": "US-001", "iteration": 1, "kind": "verify", "summary": "tests failed"})
     start_up = imported("-c", "pass")  # what site and .pth files import, whoever runs
     warm = imported(RALPH_LOOP, "--dry-run", "-q") - start_up
-    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.state.failures" in warm
+    assert "ralph.commands.loop" in warm and "ralph.plan" in warm and "ralph.run.failures" in warm
     assert not warm & {"tomllib", "re", "json", "argparse", "shlex", "shutil", "secrets", "subprocess"}, sorted(warm)
     result = p.run_loop("--dry-run", agent=None)
     assert result.returncode == 0 and "next story: US-001: Add greeting" in result.stdout, result.stderr

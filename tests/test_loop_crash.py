@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from ralph.loop.proc import process_identity
+from ralph.run.proc import process_identity
 from tests.loop_support import Project, git, pid_alive
 
 PLAN3 = "# Plan\n\n- [ ] US-001: Add greeting\n- [ ] US-002: Add farewell\n- [ ] US-003: Add docs\n"

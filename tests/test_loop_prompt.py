@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph.state import failures
+from ralph.run import failures
 from ralph.config.schema import ConfigError
 from ralph.loop import prompt
-from ralph.loop.prompt import PLACEHOLDERS, failure_context, format_command, placeholders, render
-from ralph.loop.quoting import shell_quote
+from ralph.loop.prompt import PLACEHOLDERS, placeholders, render
+from ralph.quoting import format_command
+from ralph.run.failures import failure_context
+from ralph.quoting import shell_quote
 
 PLACEHOLDER = re.compile(prompt.PLACEHOLDER)
 

@@ -12,7 +12,7 @@ import pytest
 
 from ralph.config.schema import ConfigError
 from ralph.loop.display import CLEAR_LINE, Display
-from ralph.loop.settings import loop_settings
+from ralph.run.settings import loop_settings
 from ralph.plan import PlanError, load_stories, set_story_state
 from ralph.plan_markdown import parse as parse_plan_md
 from ralph.plan_markdown import rewrite_state as rewrite_plan_md_state
@@ -252,7 +252,7 @@ def test_prd_folder_names_read_as_the_expression_reads_them(name: str) -> None:
     """paths.prd_number is PRD_DIR (matched by hand: the dry run finds the plan without `re`)."""
     import re
 
-    from ralph.loop import paths
+    from ralph.run import paths
 
     match = re.match(paths.PRD_DIR, name)
     assert paths.prd_number(name) == (int(match.group(1)) if match else None), repr(name)

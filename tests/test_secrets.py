@@ -159,7 +159,7 @@ def test_sixty_megabyte_command_is_judged_on_a_bounded_prefix(repo: str) -> None
 
 
 def test_iteration_log_redacts_across_chunks_and_key_blocks(tmp_path) -> None:
-    from ralph.loop.proc import RedactedLog
+    from ralph.run.proc import RedactedLog
 
     path = tmp_path / "iteration.log"
     log = RedactedLog(open(path, "ab"))

@@ -311,7 +311,7 @@ def stop_call(repo: str) -> HookCall:
 @pytest.mark.parametrize("path", POLICY_CASES, ids=[os.path.relpath(p, POLICY_FIXTURES) for p in POLICY_CASES])
 def test_policy_case_through_the_hook(project: str, path: str) -> None:
     from ralph.claude.bash_results import rollback_at_stop
-    from ralph.state.run_state import load_active_run
+    from ralph.run.state import load_active_run
 
     with open(path) as f:
         case = json.load(f)
@@ -524,7 +524,7 @@ def test_broken_tests_config_is_named_with_its_line(project: str) -> None:
 
 
 def test_prompt_shows_only_the_current_story_failures(project: str) -> None:
-    from ralph.state.failures import record_failure
+    from ralph.run.failures import record_failure
 
     write_run(project)  # story US-042
     state = os.path.join(project, ".ralph")

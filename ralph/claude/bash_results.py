@@ -17,11 +17,8 @@ only then; nothing here raises.
 import os
 import re
 import stat
-import subprocess
-import time
 
 from ralph import fastjson
-from ralph.claude.project_tests import read_tests_config
 from ralph.claude.protocol import HOOK_ENTRIES, HookCall, Outcome, block, context, still_running
 from ralph.config.reading import section_or_defaults
 from ralph.plan import story_state
@@ -37,42 +34,19 @@ from ralph.rules.rollback_policy import (
     run_record,
     should_rollback_at_stop,
 )
-from ralph.state.failures import record_failure
-from ralph.state.files import append_line, read_lines
-from ralph.state.reads import invalidate_all, session_dir
-from ralph.state.run_state import load_active_run
+from ralph.run.clock import utc_now
+from ralph.run.failures import record_failure
+from ralph.run.test_history import history_path, load_history
+from ralph.run.tree import tree_at_checkpoint
+from ralph.state.files import append_line
+from ralph.state.reads import invalidate_all
+from ralph.run.state import load_active_run
 
-HISTORY_FILE = "tests.jsonl"
 MAX_FAILING_SHOWN = 10
 MAX_EVIDENCE_LINES = 12
 MAX_EVIDENCE_CHARS = 240
 MAX_EXCERPT = 3000
 ROLLBACK_STAGES = ("build",)  # a planning iteration edits the plan, not code: never rolled back
-
-
-def _safe_name(value: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:100].lstrip(".")
-    return safe or "unknown"
-
-
-def history_path(state_dir: str, run: object | None, session_id: str) -> str:
-    """Where judged runs are recorded: per loop run, else per session."""
-    if run is not None:
-        return os.path.join(state_dir, "runs", _safe_name(run.run_id or "unknown-run"), HISTORY_FILE)
-    return os.path.join(session_dir(state_dir, session_id), HISTORY_FILE)
-
-
-def load_history(path: str, iteration: int | None = None) -> list[dict]:
-    """The recorded runs (and rollback markers), oldest first; of one iteration when given."""
-    found = []
-    for line in read_lines(path):
-        try:
-            record = fastjson.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and (iteration is None or record.get("iteration") == iteration):
-            found.append(record)
-    return found
 
 
 def load_policy(call: HookCall) -> object:
@@ -141,7 +115,7 @@ def record_rollback(call: HookCall, run: object, history_file: str, record: dict
         except OSError as e:
             problems.append(f"could not invalidate reads after the rollback: {e}")
     marker = {
-        "kind": "rollback", "at": _now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
+        "kind": "rollback", "at": utc_now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
         "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
     }
     try:
@@ -162,10 +136,6 @@ def record_rollback(call: HookCall, run: object, history_file: str, record: dict
     except OSError as e:
         problems.append(f"could not record the failure: {e}")
     return problems
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 # Outputs the client cut. PostToolUse: over ~30,000 characters, tool_response.stdout
@@ -244,23 +214,6 @@ def story_ticked(root: str, run: object) -> bool:
     return path is not None and story_state(path, run.story_id) == "done"
 
 
-def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
-    """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
-    if not checkpoint:
-        return False
-    try:
-        head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, capture_output=True, timeout=10, check=False)
-        if head.returncode != 0 or head.stdout.decode().strip() != checkpoint:
-            return False
-        status = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], cwd=root, capture_output=True, timeout=20, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    if status.returncode != 0:
-        return False
-    entries = [e for e in status.stdout.split(b"\0") if e]
-    return all(e[3:].startswith(b".ralph/") for e in entries if len(e) > 3)
-
-
 def judge(call: HookCall, command: str, exit_code: int | None, output: str, tests_config: object | None,
           shape: object) -> Outcome | None:
     """Judge one Bash result that ran tests (`shape`: command_shape() of the
@@ -279,7 +232,7 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
     call.log_extra["runner"] = verdict.runner
     run = load_active_run(call.state_dir)
     record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
-    record.update(at=_now(), session=call.session_id, exit_code=exit_code)
+    record.update(at=utc_now(), session=call.session_id, exit_code=exit_code)
     if cut_note:
         record["output_cut"] = True
     if run is not None:
@@ -341,24 +294,6 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
         "Take a smaller step: make one failing test pass at a time and run it after each change."
     )
     return block(call.event, reason, "Last failing run before the rollback:\n" + summary)
-
-
-def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: int, story_id: str, command: str, exit_code: int | None, output: str) -> dict:
-    """For the loop: a verify run made at iteration start, before the agent, is the
-    iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
-    record to the run's history and returns it."""
-    config, _problem = read_tests_config(root, os.environ)
-    verdict = judge_test_run(command, exit_code, output, config)
-    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
-    record.update(kind="baseline", at=_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
-    path = os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
-    append_line(path, fastjson.dumps(record))
-    return record
-
-
-def baseline_mode(root: str) -> str:
-    """`[tests] baseline` of the project ("first_runs" when unset or broken)."""
-    return read_tests_config(root, os.environ)[0].baseline
 
 
 def rollback_at_stop(call: HookCall, run: object) -> str | None:

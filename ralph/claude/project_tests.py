@@ -5,9 +5,8 @@ no TOML)."""
 import os
 
 from ralph.claude.protocol import HookCall
-from ralph.config.reading import section_or_defaults
 from ralph.rules.outcome.command_shape import CommandShape, command_shape
-from ralph.rules.outcome.tests_config import TestsConfig
+from ralph.run.tests_config import read_tests_config
 
 
 def test_shape(call: HookCall, command: str, path: str | None) -> tuple[object | None, CommandShape]:
@@ -31,10 +30,3 @@ def load_tests_config(call: HookCall, path: str | None) -> object | None:
     if problem:
         call.problems.append(problem)
     return config
-
-
-def read_tests_config(root: str, environ: dict[str, str] | os._Environ[str]) -> tuple[object, str | None]:
-    """The project's [tests] section as a TestsConfig (defaults when it is
-    absent or broken), and what is broken."""
-    values, problem = section_or_defaults(root, "tests", environ)
-    return TestsConfig.from_values(values), problem

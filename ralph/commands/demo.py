@@ -100,7 +100,7 @@ def make_project(root: str) -> None:
 
 
 def start_loop_run(root: str) -> None:
-    """What ralph-loop writes at the start of an iteration (see ralph/state/run_state.py)."""
+    """What ralph-loop writes at the start of an iteration (see ralph/run/state.py)."""
     head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     atomic_write(
         os.path.join(root, ".ralph", "plan.md"),

@@ -18,7 +18,7 @@ import sys
 from ralph.state.files import atomic_write
 from ralph.state.locations import project_root
 
-from ralph.loop.paths import GITIGNORE
+from ralph.run.paths import GITIGNORE
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 

@@ -23,10 +23,12 @@ from ralph.config.whole_file import check_config
 from ralph.plan import PlanError, load_stories
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root
 
-from ralph.loop import paths, prompt
+from ralph.run import paths
+from ralph.loop import prompt
+from ralph.quoting import format_command
 from ralph.loop.display import Display
 from ralph.loop.lifecycle.config import HookSet, load_hooks, require_valid
-from ralph.loop.settings import LoopSettings, loop_settings, resolve
+from ralph.run.settings import LoopSettings, loop_settings, resolve
 
 EXIT_USAGE = 2
 
@@ -97,7 +99,7 @@ def dry_run(settings: LoopSettings, plan_path: str) -> int:
                                   iteration=1, run_id="(dry-run)", stage=stage.name,
                                   hook_output=prompt.pending_hook_output(state_dir))
         out.write(f"stage: {stage.name} (plan mode) -> {paths.relative(root, plan_path)}\n")
-        out.write(f"agent: {prompt.format_command(stage.agent_command)}\n\n--- prompt ---\n{text}")
+        out.write(f"agent: {format_command(stage.agent_command)}\n\n--- prompt ---\n{text}")
         return 0
     stories = sorted(load_stories(plan_path), key=lambda s: s.priority)
     todo = [s for s in stories if s.state == "todo"]
@@ -114,7 +116,7 @@ def dry_run(settings: LoopSettings, plan_path: str) -> int:
                                iteration=1, story_iteration=1, run_id="(dry-run)", stage=stage.name,
                                hook_output=prompt.pending_hook_output(state_dir))
     out.write(f"next story: {story.id}: {story.title}\n")
-    out.write(f"stage: {stage.name} · agent: {prompt.format_command(stage.agent_command)} · verify: {prompt.format_command(stage.verify_command)}\n")
+    out.write(f"stage: {stage.name} · agent: {format_command(stage.agent_command)} · verify: {format_command(stage.verify_command)}\n")
     out.write(f"\n--- prompt ---\n{text}")
     if not text.endswith("\n"):
         out.write("\n")

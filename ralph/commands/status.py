@@ -19,12 +19,13 @@ from ralph.state.denials import read_denials
 from ralph.state.files import read_json_object
 from ralph.state.locations import STATE_DIR_NAME, project_root
 
-from ralph.loop import paths, records
+from ralph.run import records
+from ralph.run import paths
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
-from ralph.loop.settings import resolve
+from ralph.run.settings import resolve
 from ralph.loop.usage import format_cost, format_tokens
-from ralph.mcp.records import merge_requests
+from ralph.run.tool_calls import merge_requests
 
 RECENT_ITERATIONS = 5
 RECENT_ROLLBACKS = 5

@@ -12,7 +12,7 @@ from ralph.config.schema import Table, resolve
 # top-level table -> its declaration; its parts (the tables declared inside
 # it: [[loop.stages]], [[hooks.<point>]], [[hooks.event]]) are named there
 SECTIONS: dict[str, str] = {
-    "loop": "ralph.loop.settings:LOOP_TABLE",
+    "loop": "ralph.run.settings:LOOP_TABLE",
     "guard": "ralph.rules.guard.guard_table:GUARD_TABLE",
     "rollback": "ralph.rules.rollback_policy:ROLLBACK_TABLE",
     "tests": "ralph.rules.outcome.tests_config:TESTS_TABLE",

@@ -21,14 +21,14 @@ import json
 import os
 import time
 
-from ralph.claude.bash_results import tree_at_checkpoint
+from ralph.run.tree import tree_at_checkpoint
 from ralph.loop import hook_calls
 from ralph.loop.commit import roll_back
 from ralph.loop.run import Iteration, Run
 from ralph.loop.agent_command import runs_claude, with_flags
-from ralph.mcp import records
+from ralph.run import tool_calls as records
 from ralph.mcp.launch import INSTALL_HINT, SERVER_NAME, sdk_installed, server_command
-from ralph.mcp.tree import fingerprint
+from ralph.run.tree import fingerprint
 from ralph.plan import set_story_state
 from ralph.state.denials import ENV_AGENT_TOOLS, protected_dir
 from ralph.state.files import atomic_write
@@ -80,7 +80,7 @@ def with_mcp_config(command: list[str] | str, config_file: str) -> list[str] | s
 
 
 def write_context(run: Run, it: Iteration) -> None:
-    """What the tools need of this iteration (ralph.mcp.records)."""
+    """What the tools need of this iteration (ralph.run.tool_calls)."""
     story, stage = it.story, it.stage
     assert story is not None
     budget = run.budget(story)

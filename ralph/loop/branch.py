@@ -23,9 +23,9 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 
-from ralph.loop.proc import git
+from ralph.run.proc import git
+from ralph.run.git import run as run_git
 
 AUTO = "auto"
 CURRENT = "current"
@@ -69,11 +69,10 @@ class RunBranch:
 def status_entries(root: str, *pathspec: str) -> list[tuple[str, str]]:
     """(XY, path) of each change git status reports (paths relative to the
     repository's top; untracked files one by one). Raises BranchError."""
-    done = subprocess.run(["git", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec],
-                          cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    if done.returncode != 0:
-        raise BranchError(f"git status failed: {done.stderr.decode('utf-8', 'replace')[-500:]}")
-    entries = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    done = run_git(root, ["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec])
+    if not done.ok:
+        raise BranchError(f"git status failed: {done.err.decode('utf-8', 'replace')[-500:]}")
+    entries = done.out.decode("utf-8", "surrogateescape").split("\0")
     return [(entry[:2], entry[3:]) for entry in entries if len(entry) > 3]
 
 

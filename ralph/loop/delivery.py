@@ -23,7 +23,8 @@ import os
 
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
-from ralph.loop import branch, handoff, records
+from ralph.run import records
+from ralph.loop import branch, handoff
 from ralph.loop.lifecycle.spawn import DEPTH_VAR
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError

@@ -15,6 +15,7 @@ import sys
 import time
 
 from ralph.redaction import redact
+from ralph.run.clock import format_duration
 
 # collections.abc (the collections package) costs every loop start about a
 # millisecond; the annotations only name it (type checkers read this as True)
@@ -27,15 +28,6 @@ TEXT_LINES = 12  # of one assistant message; the rest is in the iteration's log
 ITEM_PREFIX = {"tool": "  → ", "note": "  · ", "text": "  "}
 
 
-def format_duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 class Display:

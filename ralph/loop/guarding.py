@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 
 from ralph.loop import hook_calls
@@ -29,6 +28,7 @@ from ralph.plan import set_story_state
 from ralph.sandbox import git_dirs
 from ralph.state.denials import denial_summary, read_denials
 from ralph.state.files import atomic_write
+from ralph.run.git import run as run_git
 
 MAX_GIT_FILE = 1024 * 1024  # hooks and config kept byte for byte up to this size
 
@@ -102,8 +102,8 @@ def restore_control_files(before: dict[str, bytes | None], after: dict[str, byte
 
 
 def _git(root: str, *args: str) -> tuple[int, str]:
-    done = subprocess.run(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    return done.returncode, done.stdout.decode("utf-8", "replace")
+    done = run_git(root, list(args))
+    return done.code, done.out.decode("utf-8", "replace")
 
 
 def ref_snapshot(root: str) -> dict[str, str]:
@@ -137,8 +137,7 @@ def foreign_history(root: str, checkpoint: str, refs_before: dict[str, str], sta
     for line in merges.splitlines()[:3]:
         sha, _, subject = line.partition(" ")
         reasons.append(f"merge commit {sha[:12]} ({subject[:80]})")
-    if subprocess.run(["git", "merge-base", "--is-ancestor", checkpoint, "HEAD"], cwd=root,
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+    if not run_git(root, ["merge-base", "--is-ancestor", checkpoint, "HEAD"]).ok:
         reasons.append(f"HEAD no longer descends from the checkpoint {checkpoint[:12]}: history was replaced "
                        "(a reset, rebase or checkout of another branch)")
         return reasons
@@ -213,8 +212,7 @@ def clear_in_progress(root: str) -> None:
 
 
 def _contains(root: str, ref_sha: str, commit: str) -> bool:
-    return subprocess.run(["git", "merge-base", "--is-ancestor", commit, ref_sha], cwd=root,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    return run_git(root, ["merge-base", "--is-ancestor", commit, ref_sha]).ok
 
 
 # ---- the iteration's judgement ----

@@ -31,7 +31,7 @@ import shutil
 
 from ralph import process
 from ralph.config.schema import Key, Table
-from ralph.loop.clock import utc_now
+from ralph.run.clock import utc_now
 from ralph.redaction import redact
 from ralph.state.files import read_lines
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.loop import delivery, paths, records
-from ralph.loop.clock import utc_now
+from ralph.run import records
+from ralph.run import paths
+from ralph.loop import delivery
+from ralph.run.clock import utc_now
 from ralph.loop.lifecycle.engine import FireResult, load_engine
-from ralph.loop.proc import git
+from ralph.run.proc import git
 from ralph.loop.prompt import pending_hook_output
 from ralph.loop.run import Finish, Iteration, Run
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import hashlib
 import time
 
-from ralph.loop import guarding, hook_calls, prepare, records, waits
+from ralph.run import records
+from ralph.loop import guarding, hook_calls, prepare, waits
 from ralph.loop.agent import run_agent
-from ralph.loop.clock import utc_now
+from ralph.run.clock import utc_now
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import PlanError, load_stories, set_story_state
 

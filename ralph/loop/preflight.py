@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 
 from ralph.loop.run import Finish, Run
-from ralph.loop.settings import Stage
+from ralph.run.settings import Stage
+from ralph.run.git import run as run_git
 
 ASSIGNMENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 NAME_CHARS = ASSIGNMENT_START | frozenset("0123456789")
@@ -56,10 +56,10 @@ def check(run: Run) -> None:
 def git_identity_problem(root: str) -> str:
     """Why git cannot commit here for want of an identity ("" when it can)."""
     for variable in ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"):
-        done = subprocess.run(["git", "var", variable], cwd=root, stdin=subprocess.DEVNULL, capture_output=True)
-        if done.returncode != 0:
-            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            reason = next((line for line in reversed(lines) if line.startswith("fatal:")), lines[-1] if lines else f"exit {done.returncode}")
+        done = run_git(root, ["var", variable])
+        if not done.ok:
+            lines = done.err.decode("utf-8", "replace").strip().splitlines()
+            reason = next((line for line in reversed(lines) if line.startswith("fatal:")), lines[-1] if lines else f"exit {done.code}")
             return (f"git has no {'author' if 'AUTHOR' in variable else 'committer'} identity here, so no story could be committed "
                     f"({reason}); set one: git config user.name 'Your Name'; git config user.email you@example.com")
     return ""

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.loop import paths, records
+from ralph.run import records
+from ralph.run import paths
 from ralph.loop import prompt as prompts
-from ralph.loop.clock import utc_now
-from ralph.loop.proc import RedactedLog, head_sha, process_identity
+from ralph.run.clock import utc_now
+from ralph.run.proc import RedactedLog, head_sha, process_identity
 from ralph.loop.run import Iteration, Run
-from ralph.loop.settings import resolve
+from ralph.run.settings import resolve
 from ralph.plan import Story
 
 

@@ -7,9 +7,9 @@ import os
 from ralph.config.schema import ConfigError
 from ralph.loop.identifiers import name_end
 from ralph.loop.lifecycle import pending
-from ralph.loop.paths import relative
-from ralph.loop.quoting import shell_quote
-from ralph.state.failures import recent_failures
+from ralph.run.paths import relative
+from ralph.quoting import format_command
+from ralph.run.failures import failure_context
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py
@@ -24,7 +24,6 @@ PLACEHOLDERS = (
 DEFAULT_TEMPLATES = {"build": "PROMPT.md", "plan": "PLAN_PROMPT.md"}
 MAX_PROGRESS_CHARS = 4000
 MAX_PLAN_CHARS = 20000
-MAX_FAILURE_EXCERPT = 1500
 
 
 def template_text(mode: str, path: str | None) -> tuple[str, str]:
@@ -115,31 +114,8 @@ def tail_text(path: str, limit: int) -> str:
     return text.strip()
 
 
-def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
-    """The newest failures recorded for this story (any run), as prompt text."""
-    found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
-    found = found[-limit:]
-    if not found:
-        return "(none)"
-    parts = []
-    for entry in found:
-        head = f"- iteration {entry.get('iteration', '?')} ({entry.get('kind', 'failure')}): {entry.get('summary', '')}".rstrip()
-        excerpt = entry.get("excerpt")
-        if isinstance(excerpt, str) and excerpt.strip():
-            text = excerpt.strip()
-            if len(text) > MAX_FAILURE_EXCERPT:
-                text = "…" + text[-MAX_FAILURE_EXCERPT:]
-            head += "\n  ```\n" + "\n".join("  " + line for line in text.splitlines()) + "\n  ```"
-        parts.append(head)
-    return "\n".join(parts)
 
 
-def format_command(command: list[str] | str | None) -> str:
-    if command is None:
-        return "(none configured)"
-    if isinstance(command, str):
-        return command
-    return " ".join(shell_quote(word) for word in command)
 
 
 def story_prompt(*, root: str, state_dir: str, plan_path: str, progress_path: str, template_path: str | None,

@@ -47,12 +47,12 @@ import fcntl
 import json
 import os
 import re
-import subprocess
+
 import time
 
-from ralph.loop import records
-from ralph.loop.clock import utc_now
-from ralph.loop.proc import Watchdog, end_recorded_group, git, group_members, is_same_process, process_identity
+from ralph.run import records
+from ralph.run.clock import utc_now
+from ralph.run.proc import Watchdog, end_recorded_group, git, group_members, is_same_process, process_identity
 from ralph.loop.run import Run
 from ralph.plan import PlanError, parse_stories, set_story_state, story_state
 from ralph.process import pid_alive
@@ -60,6 +60,7 @@ from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.git_locks import clear_stale_locks
 from ralph.rollback.restore import finish_interrupted
 from ralph.state.files import atomic_write, read_json_object
+from ralph.run.git import run as run_git
 
 INTENT_FILE = "commit_intent.json"
 LOOP_LOCK_FILE = "loop.lock"
@@ -184,10 +185,10 @@ def restore_cut_plan(root: str, state_dir: str, plan_path: str, checkpoint: str,
     if not plan_path or not checkpoint:
         return None
     rel = os.path.relpath(plan_path, root)
-    shown = subprocess.run(["git", "show", f"{checkpoint}:{rel}"], cwd=root, capture_output=True, stdin=subprocess.DEVNULL)
-    if shown.returncode != 0:
+    shown = run_git(root, ["show", f"{checkpoint}:{rel}"])
+    if not shown.ok:
         return None  # not in the checkpoint: nothing to compare with
-    before = story_ids(shown.stdout.decode("utf-8", "replace"), plan_path)
+    before = story_ids(shown.out.decode("utf-8", "replace"), plan_path)
     try:
         with open(plan_path, "rb") as f:
             found = f.read()
@@ -201,7 +202,7 @@ def restore_cut_plan(root: str, state_dir: str, plan_path: str, checkpoint: str,
         kept = os.path.join(state_dir, "recovered", f"{os.path.basename(plan_path)}.{run_id or 'killed-run'}")
         atomic_write(kept, found)
         kept = f"; the plan as found is in {os.path.relpath(kept, root)}"
-    atomic_write(plan_path, shown.stdout)
+    atomic_write(plan_path, shown.out)
     lost = ", ".join(sorted(before - now))
     return f"{rel} had lost {lost} (an edit cut short by the kill): put back as it was at the checkpoint{kept}"
 

@@ -10,7 +10,7 @@ ralph.loop.planning; what the run holds is ralph.loop.run.
 Files written (all under `.ralph/`, all by temp file + rename or O_APPEND):
 run.json (every iteration start and the finish), events.jsonl (one line per
 iteration, wait, stage end and run end), failures.jsonl (via
-ralph.state.failures), logs/<run>/<iteration>-<story>.log, runs/<run>/ (the
+ralph.run.failures), logs/<run>/<iteration>-<story>.log, runs/<run>/ (the
 report, ralph.loop.delivery), loop.lock (ralph.loop.recovery), the plan's
 checkboxes and progress.md; the whole list is in docs/loop.md.
 """
@@ -20,14 +20,16 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop import budgets, delivery, hook_calls, paths, preflight, records, recovery, sandbox_layer, waits
-from ralph.loop.clock import utc_now
+from ralph.run import records
+from ralph.run import paths
+from ralph.loop import budgets, delivery, hook_calls, preflight, recovery, sandbox_layer, waits
+from ralph.run.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
 from ralph.loop.planning import plan_iteration
-from ralph.loop.proc import GitError, Interrupts, head_sha
+from ralph.run.proc import GitError, Interrupts, head_sha
 from ralph.loop.run import FINISH_EXIT, Finish, Run, exit_code
-from ralph.loop.settings import LoopSettings
+from ralph.run.settings import LoopSettings
 from ralph.plan import PlanError, Story
 
 

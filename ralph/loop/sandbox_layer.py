@@ -18,16 +18,14 @@ import shlex
 import shutil
 
 from ralph.config.reading import load_config
-from ralph.loop import records
-from ralph.loop.proc import argv_for
+from ralph.run import records
+from ralph.run.proc import argv_for
 from ralph.loop.run import Finish, Run
-from ralph.loop.settings import Stage
-from ralph.sandbox import OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config, settings_layer
+from ralph.run.settings import Stage
+from ralph.sandbox import ENV_SETTINGS, OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config, settings_layer
 from ralph.state.denials import protected_dir
 from ralph.state.files import atomic_write
 from ralph.state.locations import config_path
-
-ENV_SETTINGS = "RALPH_SANDBOX_SETTINGS"
 
 CLAUDE_WORD = re.compile(r"(?:(?<=^)|(?<=[\s;&|(]))((?:[^\s;&|()]*/)?claude)(?=\s|$|[;&|)])")
 SETTINGS_FLAG = re.compile(r"(?:(?<=^)|(?<=\s))--settings(?:=|\s+)('[^']*'|\"[^\"]*\"|[^\s;&|]+)")

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import time
 
-from ralph.loop import hook_calls, records
+from ralph.run import records
+from ralph.loop import hook_calls
 from ralph.loop.agent_outcome import HUNG, TRANSIENT, USAGE_LIMIT, Outcome
-from ralph.loop.display import format_duration
+from ralph.run.clock import format_duration
 from ralph.loop.run import Finish, Iteration, Run
 
 RESET_MARGIN_SECONDS = 10.0  # after the reported reset: clocks differ, the reset is rounded

@@ -2,13 +2,13 @@
 current story is done, and the tool checks it instead of trusting it.
 
 It runs the loop's verify command for the stage, under the loop's timeout
-and sandbox, judged as the loop judges it (ralph.loop.verify.run_check: exit
+and sandbox, judged as the loop judges it (ralph.run.verify.run_check: exit
 0 and no failing-test verdict on the output). A failure is an error answer
 with the failing tests and the end of the output, and the story stays open
 (a story marked done before is opened again).
 A pass marks the story done in the plan (as the agent's own tick does), puts
 the summary in progress.md and records the tree it passed on
-(ralph.mcp.records), so the loop, which still verifies and commits after the
+(ralph.run.tool_calls), so the loop, which still verifies and commits after the
 agent exits, runs the verify command again only when the tree changed since.
 
 Either way the run is added to the iteration's test history, where the Stop
@@ -19,15 +19,15 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
-from ralph.claude.bash_results import history_path, load_history
+from ralph.run.test_history import history_path, load_history
 from ralph.config.schema import ConfigError
-from ralph.loop.proc import Interrupts, RedactedLog
-from ralph.loop.sandbox_layer import ENV_SETTINGS
-from ralph.loop.prompt import format_command
-from ralph.loop.verify import Check, run_check
-from ralph.mcp import records
+from ralph.run.proc import Interrupts, RedactedLog
+from ralph.sandbox import ENV_SETTINGS
+from ralph.quoting import format_command
+from ralph.run.verify import Check, run_check
+from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext, VerifySetup
-from ralph.mcp.tree import fingerprint
+from ralph.run.tree import fingerprint
 from ralph.plan import PlanError, set_story_state, story_state
 from ralph.redaction import redact
 from ralph.rules.outcome import baseline

@@ -1,7 +1,7 @@
 """What a tool call acts on, found the way the hooks find it: the project
 ($CLAUDE_PROJECT_DIR, else the git toplevel above the working directory),
 its state directory, the active run in run.json and the loop's context for
-that iteration (ralph.mcp.records). Found again on every call: the server
+that iteration (ralph.run.tool_calls). Found again on every call: the server
 lives as long as the agent's session, the loop moves on between calls only
 across sessions, and a person may start or stop a run while an interactive
 session is open.
@@ -12,12 +12,12 @@ import os
 import shutil
 
 from ralph.config.reading import load_config
-from ralph.loop.paths import progress_path_for, relative
-from ralph.loop.settings import loop_settings
-from ralph.mcp import records
+from ralph.run.paths import progress_path_for, relative
+from ralph.run.settings import loop_settings
+from ralph.run import tool_calls as records
 from ralph.sandbox import bwrap_prefix, probe, sandbox_config, settings_layer
 from ralph.state.locations import config_path, project_root, state_dir
-from ralph.state.run_state import ActiveRun, load_active_run
+from ralph.run.state import ActiveRun, load_active_run
 
 
 class Answer:

@@ -1,14 +1,14 @@
 """report_blocked(story_id, reason, question): the agent cannot go on
 without a person. The story is marked blocked ([!]) at once, the reason and
 the question go to progress.md, and the call is recorded for the loop
-(ralph.mcp.records), which, once the agent has stopped, saves the
+(ralph.run.tool_calls), which, once the agent has stopped, saves the
 iteration's work to a ref, fires the `story_blocked` hook point (so a
 webhook can page someone) and goes on with the next story without spending
 this one's remaining attempts. The Stop hook lets the agent stop.
 """
 from __future__ import annotations
 
-from ralph.mcp import records
+from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext
 from ralph.plan import PlanError, set_story_state
 

@@ -6,8 +6,8 @@ and `ralph status` shows them.
 """
 from __future__ import annotations
 
-from ralph.loop.records import append_event
-from ralph.mcp import records
+from ralph.run.records import append_event
+from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext
 
 NAME = "request_merge"

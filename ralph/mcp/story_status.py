@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.loop.prompt import failure_context, format_command
+from ralph.quoting import format_command
+from ralph.run.failures import failure_context
 from ralph.mcp.context import Answer, ToolContext
 from ralph.plan import story_state
 

@@ -1,7 +1,7 @@
 """How the report's renderers write numbers, times and outcomes for people."""
 from __future__ import annotations
 
-from ralph.loop.display import format_duration
+from ralph.run.clock import format_duration
 
 
 def duration(seconds: object) -> str:

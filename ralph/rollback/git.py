@@ -1,17 +1,17 @@
 """The repository a rollback works in, and the git that runs there.
 
-Every git call of a rollback or restore goes through Repo: the project's git,
-never one that GIT_DIR or GIT_WORK_TREE point elsewhere, with C messages, no
-prompt, no optional locks (no call refreshes the user's index) and no reach
-into submodules. Objects are read back in batches (`cat-file --batch`).
+Every git call of a rollback or restore goes through Repo, on the one git
+runner (ralph.run.git: the project's git, C messages, no prompt, no optional
+locks), with no time limit (a rollback takes as long as the repository needs)
+and no reach into submodules or a file-system monitor's idea of the tree. Objects are read back in batches (`cat-file --batch`).
 """
 from __future__ import annotations
 
 import os
-import subprocess
 
-# variables that would point git somewhere other than the project we were given
-GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_NAMESPACE", "GIT_COMMON_DIR")
+from ralph.run import git
+from ralph.run.git import NOT_STARTED, git_env
+
 GIT_CONFIG = (
     "-c", "submodule.recurse=false",  # a reset must never reach into a submodule's work
     "-c", "core.quotePath=false",
@@ -43,21 +43,15 @@ class Repo:
     __slots__ = ("top", "env", "git_dir", "common_dir", "_empty_tree")
 
     def __init__(self, root: str) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
-        env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", LANG="C")
-        self.env = env
+        self.env = git_env()
         if not os.path.isdir(root):
             raise RollbackError(f"{root} is not a directory")
-        try:
-            out = subprocess.run(
-                ["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
-                cwd=root, env=env, capture_output=True, check=False,
-            )
-        except FileNotFoundError:
-            raise RollbackError("git is not installed or not on PATH; rollbacks need git") from None
-        if out.returncode != 0:
-            raise RollbackError(f"{root} is not inside a git work tree ({first_line(out.stderr)}); rollbacks need a git repository with a work tree")
-        lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
+        out = git.run(root, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"], env=self.env, timeout=None)
+        if out.code == NOT_STARTED:
+            raise RollbackError("git is not installed or not on PATH; rollbacks need git")
+        if not out.ok:
+            raise RollbackError(f"{root} is not inside a git work tree ({first_line(out.err)}); rollbacks need a git repository with a work tree")
+        lines = out.out.decode("utf-8", "surrogateescape").splitlines()
         if len(lines) < 3 or not lines[0]:
             raise RollbackError(f"{root} is in a bare repository; rollbacks need a work tree")
         self.top = lines[0]
@@ -67,10 +61,10 @@ class Repo:
 
     def run(self, args: list[str], *, input: bytes | None = None, env: dict | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
         full_env = self.env if env is None else {**self.env, **env}
-        proc = subprocess.run(["git", *GIT_CONFIG, *args], cwd=self.top, env=full_env, input=input, capture_output=True, check=False)
-        if proc.returncode not in ok:
-            raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode}): {first_line(proc.stderr) or first_line(proc.stdout)}")
-        return proc.stdout
+        done = git.run(self.top, [*GIT_CONFIG, *args], input=input, env=full_env, timeout=None)
+        if done.code not in ok:
+            raise GitError(f"`git {' '.join(args[:3])}` failed (exit {done.code}): {first_line(done.err) or first_line(done.out)}")
+        return done.out
 
     def text(self, args: list[str], **kw: object) -> str:
         return self.run(args, **kw).decode("utf-8", "surrogateescape").strip()
@@ -99,17 +93,16 @@ class Repo:
         return os.path.join(os.fsencode(self.top), path)
 
     def is_ancestor(self, older: str, newer: str) -> bool:
-        proc = subprocess.run(["git", "merge-base", "--is-ancestor", older, newer], cwd=self.top, env=self.env, capture_output=True, check=False)
-        return proc.returncode == 0
+        return git.run(self.top, ["merge-base", "--is-ancestor", older, newer], env=self.env, timeout=None).ok
 
     def submodule_head(self, path: bytes, fallback: str) -> str:
         """The commit a checked-out submodule at `path` is on; `fallback` when it is not checked out."""
         full = self.abspath(path)
         if not os.path.exists(os.path.join(full, b".git")):
             return fallback
-        proc = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=full, env=self.env, capture_output=True, check=False)
-        out = proc.stdout.decode().strip()
-        return out if proc.returncode == 0 and out else fallback
+        done = git.run(os.fsdecode(full), ["rev-parse", "-q", "--verify", "HEAD"], env=self.env, timeout=None)
+        out = done.text()
+        return out if done.ok and out else fallback
 
 
 def first_line(data: bytes) -> str:

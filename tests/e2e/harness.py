@@ -327,7 +327,7 @@ def write_active_run(
     stage: str = "build",
     run_id: str = "20261122-000000-e2e0",
 ) -> dict:
-    """Make `repo` look like ralph-loop is mid-iteration (ralph/state/run_state.py format, version 1).
+    """Make `repo` look like ralph-loop is mid-iteration (ralph/run/state.py format, version 1).
 
     Writes .ralph/plan.md (default: the story, unchecked, with its criteria)
     and .ralph/run.json with status "running" and checkpoint = HEAD. Returns

@@ -2,8 +2,8 @@
 inject the current story and what went wrong so far."""
 from ralph.claude.protocol import HookCall, Outcome, allow, context
 from ralph.redaction import redact
-from ralph.state.failures import recent_failures
-from ralph.state.run_state import load_active_run
+from ralph.run.failures import recent_failures
+from ralph.run.state import load_active_run
 
 PROMPT_LOG_CHARS = 2000
 FAILURE_EXCERPT_CHARS = 1500

@@ -13,15 +13,16 @@ person with report_blocked (marked blocked, the call recorded) stops at once.
 """
 import os
 
-from ralph.claude.bash_results import DEFAULT_PLAN_FILES, history_path, load_history, plan_file, rollback_at_stop
+from ralph.claude.bash_results import DEFAULT_PLAN_FILES, plan_file, rollback_at_stop
+from ralph.run.test_history import history_path, load_history
 from ralph.claude.protocol import HookCall, Outcome, allow, block
-from ralph.mcp.records import BLOCKED, last_call
+from ralph.run.tool_calls import BLOCKED, last_call
 from ralph.plan import story_state
 from ralph.rules.outcome.baseline import counts_as_failure
 from ralph.rules.rollback_policy import last_run
 from ralph.state.denials import tools_active
-from ralph.state.failures import record_failure
-from ralph.state.run_state import load_active_run
+from ralph.run.failures import record_failure
+from ralph.run.state import load_active_run
 
 def missing_for(call: HookCall, run: object) -> list[str]:
     """What stands between the story and done, in words the agent can act on."""

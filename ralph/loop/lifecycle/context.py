@@ -4,7 +4,7 @@ and the names templates and `when` conditions may use. One table, so the
 three never disagree. The loop fills it in (ralph.loop.hook_calls.loop_context)."""
 from __future__ import annotations
 
-from ralph.loop.clock import utc_now
+from ralph.run.clock import utc_now
 
 # context key -> (environment variable, what it is). The key is also the
 # template name: {{iteration}} and ${ITERATION} both read RALPH_ITERATION.

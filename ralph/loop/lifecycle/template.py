@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ralph.loop.identifiers import name_end
 from ralph.loop.lifecycle.context import TEMPLATE_ALIASES, VARIABLES, key_for
-from ralph.loop.quoting import shell_quote
+from ralph.quoting import shell_quote
 
 # A placeholder, as this regular expression defines it; matched by hand
 # (placeholder_at(); tests/test_lifecycle_hand_parsers.py holds it to the

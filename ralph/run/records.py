@@ -1,5 +1,5 @@
 """The loop's records: `.ralph/run.json` (temp file + fsync + rename, format in
-ralph.state.run_state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
+ralph.run.state), `.ralph/events.jsonl` (one JSON line per iteration, stage end
 and run end, O_APPEND) and progress.md notes."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import os
 import secrets
 import time
 
-from ralph.loop.clock import utc_now
-from ralph.loop.paths import EVENTS_FILE
-from ralph.loop.settings import Stage
+from ralph.run.clock import utc_now
+from ralph.run.paths import EVENTS_FILE
+from ralph.run.settings import Stage
 from ralph.redaction import redact
 from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
-from ralph.state.run_state import FORMAT_VERSION, RUN_FILE
+from ralph.run.state import FORMAT_VERSION, RUN_FILE
 
 
 def new_run_id() -> str:

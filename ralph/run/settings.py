@@ -69,7 +69,7 @@ def check_stages(config: dict, path: str | None) -> None:
 
 
 LOOP_TABLE = Table("loop", LOOP_KEYS, "ralph-loop: the agent, the verify command, budgets and the plan", check=check_stages,
-                   parts=("ralph.loop.settings:STAGE_TABLE",))
+                   parts=("ralph.run.settings:STAGE_TABLE",))
 STAGE_TABLE = Table("loop.stages", STAGE_KEYS, "one stage of a pipeline; unset keys take [loop]'s", array=True)
 
 

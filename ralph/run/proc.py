@@ -20,6 +20,7 @@ import sys
 from ralph import process
 from ralph.process import Group, LineLog, argv_for
 from ralph.redaction import redact
+from ralph.run.git import run as run_git
 
 KILL_GRACE_SECONDS = 5.0  # SIGTERM first; SIGKILL if the group is still there after this
 DRAIN_SECONDS = 2.0  # after the leader exits, how long leftovers may keep the pipe open
@@ -323,12 +324,11 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
 
 def git(root: str, *args: str, check: bool = False) -> tuple[int, str]:
     """(exit code, stdout+stderr) of one git command in the project root."""
-    proc = subprocess.run(["git", *args], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL)
-    text = proc.stdout.decode("utf-8", "replace").strip()
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed ({proc.returncode}): {text}")
-    return proc.returncode, text
+    done = run_git(root, list(args))
+    text = done.message()
+    if check and not done.ok:
+        raise GitError(f"git {' '.join(args)} failed ({done.code}): {text}")
+    return done.code, text
 
 
 class GitError(RuntimeError):

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 
-SAFE_GIT = ("git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
-TIMEOUT_SECONDS = 120
+from ralph.run import git
+
+SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 
 
 def _git(root: str, args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
-    try:
-        done = subprocess.run([*SAFE_GIT, *args], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, timeout=TIMEOUT_SECONDS)
-    except (OSError, subprocess.SubprocessError):
-        return 1, ""
-    return done.returncode, done.stdout.decode("utf-8", "replace").strip()
+    done = git.run(root, [*SAFE_CONFIG, *args], env=env)
+    return done.code, done.text()
 
 
 def excluded(root: str, paths: list[str]) -> list[str]:
@@ -56,7 +52,7 @@ def fingerprint(root: str, leave_out: list[str]) -> str | None:
             shutil.copy2(index, temp_index)
         except OSError:
             os.unlink(temp_index)  # no index yet: git starts an empty one
-        env = dict(os.environ, GIT_INDEX_FILE=temp_index)
+        env = dict(git.git_env(), GIT_INDEX_FILE=temp_index)
         code, _ = _git(root, ["add", "-A", "--", ".", *excluded(root, leave_out)], env)
         if code != 0:
             return None
@@ -67,3 +63,17 @@ def fingerprint(root: str, leave_out: list[str]) -> str | None:
             os.unlink(temp_index)
         except OSError:
             pass
+
+
+def tree_at_checkpoint(root: str, checkpoint: str) -> bool:
+    """Is the work tree exactly the checkpoint (HEAD there, nothing changed or added outside .ralph/)?"""
+    if not checkpoint:
+        return False
+    head = git.run(root, ["rev-parse", "-q", "--verify", "HEAD"], timeout=10)
+    if not head.ok or head.text() != checkpoint:
+        return False
+    status = git.run(root, ["status", "--porcelain", "-z", "--untracked-files=all"], timeout=20)
+    if not status.ok:
+        return False
+    entries = [e for e in status.out.split(b"\0") if e]
+    return all(e[3:].startswith(b".ralph/") for e in entries if len(e) > 3)

@@ -48,3 +48,25 @@ def recent_failures(state_dir: str, run_id: str | None = None, limit: int = 3) -
             break
     found.reverse()
     return found
+
+
+MAX_FAILURE_EXCERPT = 1500  # characters of one failure's excerpt in a prompt
+
+
+def failure_context(state_dir: str, story_id: str | None, limit: int = 3) -> str:
+    """The newest failures recorded for this story (any run), as prompt text."""
+    found = [f for f in recent_failures(state_dir, None, limit=50) if story_id is None or f.get("story") == story_id]
+    found = found[-limit:]
+    if not found:
+        return "(none)"
+    parts = []
+    for entry in found:
+        head = f"- iteration {entry.get('iteration', '?')} ({entry.get('kind', 'failure')}): {entry.get('summary', '')}".rstrip()
+        excerpt = entry.get("excerpt")
+        if isinstance(excerpt, str) and excerpt.strip():
+            text = excerpt.strip()
+            if len(text) > MAX_FAILURE_EXCERPT:
+                text = "…" + text[-MAX_FAILURE_EXCERPT:]
+            head += "\n  ```\n" + "\n".join("  " + line for line in text.splitlines()) + "\n  ```"
+        parts.append(head)
+    return "\n".join(parts)
