@@ -36,6 +36,7 @@ from ralph.rules.rollback_policy import (
 )
 from ralph.run.clock import utc_now
 from ralph.run.failures import record_failure
+from ralph.run.paths import plan_file
 from ralph.run.test_history import history_path, load_history
 from ralph.run.tree import tree_at_checkpoint
 from ralph.state.files import append_line
@@ -192,18 +193,6 @@ def complete_output(call: HookCall, output: str) -> tuple[str, str]:
                         "rest, so this verdict is incomplete: it comes from the part that was passed. To see the runner's summary, "
                         "rerun with the output narrowed (e.g. `2>&1 | tail -60`) or the failing tests only.")
     return output, ""
-
-
-DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
-
-
-def plan_file(root: str, source: str) -> str | None:
-    """The plan file of a loop run's story: its `source`, else the default plan files."""
-    for candidate in (source,) if source else DEFAULT_PLAN_FILES:
-        path = candidate if os.path.isabs(candidate) else os.path.join(root, candidate)
-        if os.path.exists(path):
-            return path
-    return None
 
 
 def story_ticked(root: str, run: object) -> bool:

@@ -7,13 +7,21 @@ tests failing then are the iteration's baseline (ralph.rules.outcome.baseline).
 """
 from __future__ import annotations
 
-from ralph.run.test_history import baseline_mode, record_verify_baseline
+import os
+
+from ralph import fastjson
+from ralph.run.test_history import baseline_mode, run_history_path
 from ralph.loop.commit import roll_back
 from ralph.quoting import format_command
 from ralph.loop.run import Iteration, Run
 from ralph.run.proc import run_streaming
+from ralph.run.tests_config import read_tests_config
 from ralph.run.verify import run_check
+from ralph.state.files import append_line
 from ralph.plan import set_story_state
+from ralph.rules.outcome.verdict import judge_test_run
+from ralph.rules.rollback_policy import run_record
+from ralph.run.clock import utc_now
 
 
 def baseline(run: Run, it: Iteration) -> None:
@@ -65,3 +73,15 @@ def verify(run: Run, it: Iteration) -> tuple[bool, str, str]:
     if check.started:
         run.display.message(check.summary)
     return check.passed, check.summary, check.output
+
+
+def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: int, story_id: str, command: str, exit_code: int | None, output: str) -> dict:
+    """For the loop: a verify run made at iteration start, before the agent, is the
+    iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
+    record to the run's history and returns it."""
+    config, _problem = read_tests_config(root, os.environ)
+    verdict = judge_test_run(command, exit_code, output, config)
+    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
+    record.update(kind="baseline", at=utc_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
+    append_line(run_history_path(state_dir, run_id), fastjson.dumps(record))
+    return record

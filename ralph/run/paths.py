@@ -67,3 +67,16 @@ def ensure_gitignore(root: str, state_dir: str) -> None:
     path = os.path.join(state_dir, ".gitignore")
     if not os.path.exists(path) and os.path.realpath(state_dir) == os.path.realpath(os.path.join(root, ".ralph")):
         atomic_write(path, GITIGNORE)
+
+
+# where a run's story lives when run.json names no source
+DEFAULT_PLAN_FILES = (".ralph/plan.md", ".ralph/prd.json")
+
+
+def plan_file(root: str, source: str) -> str | None:
+    """The plan file of a loop run's story: its `source`, else the default plan files."""
+    for candidate in (source,) if source else DEFAULT_PLAN_FILES:
+        path = candidate if os.path.isabs(candidate) else os.path.join(root, candidate)
+        if os.path.exists(path):
+            return path
+    return None

@@ -1,17 +1,14 @@
 """A run's test runs: the project's [tests] config, each judged run recorded
-(per loop run, else per session: one JSON line, O_APPEND), and the verify
-baseline the loop records at an iteration's start. The hooks write the
-history; the loop, the agent's tools and the Stop gate read it."""
+(per loop run, else per session: one JSON line, O_APPEND). The hooks and the
+loop's verify baseline write it; the loop, the agent's tools and the Stop
+gate read it. Light on purpose: the Stop gate reads it on every stop of a run."""
 from __future__ import annotations
 
 import os
 
 from ralph import fastjson
-from ralph.rules.outcome.verdict import judge_test_run
-from ralph.rules.rollback_policy import run_record
-from ralph.run.clock import utc_now
 from ralph.run.tests_config import read_tests_config
-from ralph.state.files import append_line, read_lines
+from ralph.state.files import read_lines
 from ralph.state.reads import session_dir
 
 HISTORY_FILE = "tests.jsonl"
@@ -25,8 +22,13 @@ def _safe_name(value: str) -> str:
 def history_path(state_dir: str, run: object | None, session_id: str) -> str:
     """Where judged runs are recorded: per loop run, else per session."""
     if run is not None:
-        return os.path.join(state_dir, "runs", _safe_name(run.run_id or "unknown-run"), HISTORY_FILE)
+        return run_history_path(state_dir, run.run_id)
     return os.path.join(session_dir(state_dir, session_id), HISTORY_FILE)
+
+
+def run_history_path(state_dir: str, run_id: str) -> str:
+    """The history of one loop run."""
+    return os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
 
 
 def load_history(path: str, iteration: int | None = None) -> list[dict]:
@@ -40,19 +42,6 @@ def load_history(path: str, iteration: int | None = None) -> list[dict]:
         if isinstance(record, dict) and (iteration is None or record.get("iteration") == iteration):
             found.append(record)
     return found
-
-
-def record_verify_baseline(root: str, state_dir: str, run_id: str, iteration: int, story_id: str, command: str, exit_code: int | None, output: str) -> dict:
-    """For the loop: a verify run made at iteration start, before the agent, is the
-    iteration's baseline (`[tests] baseline = "verify"`). Appends a `kind: "baseline"`
-    record to the run's history and returns it."""
-    config, _problem = read_tests_config(root, os.environ)
-    verdict = judge_test_run(command, exit_code, output, config)
-    record = run_record(command, verdict.verdict, verdict.runner, verdict.failing_tests)
-    record.update(kind="baseline", at=utc_now(), run_id=run_id, iteration=iteration, story=story_id, exit_code=exit_code)
-    path = os.path.join(state_dir, "runs", _safe_name(run_id or "unknown-run"), HISTORY_FILE)
-    append_line(path, fastjson.dumps(record))
-    return record
 
 
 def baseline_mode(root: str) -> str:

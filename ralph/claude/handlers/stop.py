@@ -1,80 +1,17 @@
-"""Stop: during a loop run, refuse to stop while the current story is not done.
-
-"Not done" means the story is not marked done in its plan file, or the last
-test run of this iteration failed. Blocks once per stop attempt: when the
-client retries with stop_hook_active (it already showed our reason), the stop
-is allowed, the rollback policy's at-stop rule applies (see
-ralph/rules/rollback_policy.py), and the story is recorded as incomplete for
-the loop, so a stuck agent cannot spin until the client's block cap.
-
-A story completed with the complete_story tool is marked done and its verify
-run is the last test run, so the gate lets it stop; a story handed to a
-person with report_blocked (marked blocked, the call recorded) stops at once.
-"""
-import os
-
-from ralph.claude.bash_results import DEFAULT_PLAN_FILES, plan_file, rollback_at_stop
-from ralph.run.test_history import history_path, load_history
-from ralph.claude.protocol import HookCall, Outcome, allow, block
-from ralph.run.tool_calls import BLOCKED, last_call
-from ralph.plan import story_state
-from ralph.rules.outcome.baseline import counts_as_failure
-from ralph.rules.rollback_policy import last_run
-from ralph.state.denials import tools_active
-from ralph.run.failures import record_failure
+"""Stop: outside a loop run, allowed at once; during one, the Stop gate
+(ralph.claude.stop_gate, loaded only then) refuses to stop while the current
+story is not done. A stop in a project with no run loads nothing more than
+reading run.json."""
+from ralph.claude.protocol import HookCall, Outcome, allow
+from ralph.plugins import load
 from ralph.run.state import load_active_run
 
-def missing_for(call: HookCall, run: object) -> list[str]:
-    """What stands between the story and done, in words the agent can act on."""
-    path = plan_file(call.root, run.source)
-    shown = os.path.relpath(path, call.root) if path else (run.source or DEFAULT_PLAN_FILES[0])
-    state = story_state(path, run.story_id) if path else None
-    if state == "blocked" and last_call(call.state_dir, run.run_id, run.iteration, run.story_id, BLOCKED) is not None:
-        return []  # handed to a person with report_blocked: the loop moves on
-    missing = []
-    if state is None:
-        missing.append(f"{run.story_id} is not found in {shown}")
-    elif state != "done":
-        missing.append(f"{run.story_id} is not marked done in {shown}")
-    last = last_run(load_history(history_path(call.state_dir, run, call.session_id), run.iteration))
-    if last is not None and counts_as_failure(last):  # failures already there at the checkpoint do not hold the stop
-        failing = ", ".join(last.get("failing_tests") or [])
-        missing.append(f"the last test run failed (`{last.get('command', '')}`{': ' + failing if failing else ''})")
-    return missing
+# what a stop needs beyond run.json -> the module that judges it (gate(call, run))
+GATES = {"loop run": "ralph.claude.stop_gate"}
 
 
 def handle(call: HookCall) -> Outcome:
     run = load_active_run(call.state_dir)
     if run is None:
         return allow()
-    missing = missing_for(call, run)
-    if not missing:
-        return allow()
-    call.log_extra["story"] = run.story_id
-    if call.payload.get("stop_hook_active") is True:
-        rolled_back = rollback_at_stop(call, run)
-        if rolled_back:
-            missing.append(rolled_back)
-        record_failure(
-            call.state_dir,
-            {
-                "run_id": run.run_id,
-                "iteration": run.iteration,
-                "story": run.story_id,
-                "kind": "stop_incomplete",
-                "summary": "the agent stopped with the story unfinished: " + "; ".join(missing),
-                "session": call.session_id,
-            },
-        )
-        return Outcome({}, "allow", "stop_hook_active: story recorded as incomplete")
-    title = f" ({run.story_title})" if run.story_title else ""
-    reason = (
-        f"Story {run.story_id}{title} is not finished: {'; '.join(missing)}. "
-        "Finish its acceptance criteria, run the tests until they pass, then mark the story done "
-        "(`- [x] ...` in plan.md, or \"passes\": true in prd.json) before you stop. "
-        "If something blocks you, say what it is and stop again."
-    )
-    if tools_active(call.environ):
-        reason += (" With the ralph tools: mcp__ralph__complete_story finishes the story (it runs the verify command "
-                   "and marks it done), mcp__ralph__report_blocked hands it to a person when only they can unblock it.")
-    return block("Stop", reason)
+    return load(GATES["loop run"]).gate(call, run)
