@@ -3,11 +3,10 @@ the webhook and spawn types are. `answer` is returned as
 RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
 from __future__ import annotations
 
-from ralph.config.schema import Key, Table
+from ralph.config.schema import Key
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult
 
 KEYS = {"answer": Key("approved", "str"), "verdict": Key("approve", "choice:approve|reject"), "fail": Key(False, "bool")}
-TABLE = Table("hooks.<point>", KEYS, "a stand-in approval", array=True, variant='type = "approval"')
 EXPORTS = ("RALPH_HOOK_RESPONSE",)
 CALLS: list[dict] = []
 

@@ -17,11 +17,11 @@ import os
 import sys
 
 from ralph.config.schema import ConfigError
-from ralph.config.whole_file import check_config
 from ralph.plan import PlanError, load_stories
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root
 
 from ralph.loop import paths, prompt
+from ralph.loop.config_check import check_config
 from ralph.loop.display import Display
 from ralph.loop.lifecycle.config import HookSet, load_hooks, require_valid
 from ralph.loop.settings import LoopSettings, loop_settings, resolve

@@ -8,17 +8,18 @@ runs export (known to `when` and templates of every hook, whatever types
 are configured). The declaring module provides
 
     KEYS: dict[str, Key]                              # its own keys (ralph.config.schema.Key)
-    TABLE: Table                                      # the same keys, as ralph.config's registry lists them
     validate(table: dict, where: Where) -> list[str]  # every config error, "file:line: ..."
 
-and the running module
+(a built-in type's KEYS are declared in ralph.config.tables.hooks, with the
+Table the configuration reference lists), and the running module
 
     run(action: HookSpec, ctx: RunContext) -> ActionResult
 
 Both are imported by name, at one site (load()), the first time they are needed.
 The engine owns what every type shares (when, enabled, on_failure, retries,
-retry_delay, await, timeout, pipe_output: see COMMON_KEYS in config.py), so a
-new type only runs its action once and reports what happened.
+retry_delay, await, timeout, pipe_output: COMMON_KEYS, in
+ralph.config.tables.hooks), so a new type only runs its action once and
+reports what happened.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class ActionType:
     __slots__ = ("declared_in", "run_in", "exports")
 
     def __init__(self, declared_in: str, run_in: str | None = None, exports: tuple[str, ...] = ()) -> None:
-        self.declared_in = declared_in  # module with KEYS, TABLE and validate()
+        self.declared_in = declared_in  # module with KEYS and validate()
         self.run_in = run_in or declared_in  # module with run()
         self.exports = exports  # environment names its ActionResult.exports sets
 
