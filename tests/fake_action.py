@@ -3,18 +3,15 @@ the webhook and spawn types are. `answer` is returned as
 RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
 from __future__ import annotations
 
-from ralph.config.schema import Key, Table
-from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult
+from ralph.config.schema import Key
+from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult, check_keys
 
 KEYS = {"answer": Key("approved", "str"), "verdict": Key("approve", "choice:approve|reject"), "fail": Key(False, "bool")}
-TABLE = Table("hooks.<point>", KEYS, "a stand-in approval", array=True, variant='type = "approval"')
 EXPORTS = ("RALPH_HOOK_RESPONSE",)
 CALLS: list[dict] = []
 
 
-def validate(table: dict, where: object) -> list[str]:
-    from ralph.loop.lifecycle.config import check_keys
-
+def validate(table: dict, where: object, exports: dict[str, str]) -> list[str]:
     return check_keys(table, KEYS, where, where.table)  # type: ignore[arg-type, attr-defined]
 
 

@@ -132,7 +132,7 @@ def test_outside_git_nothing_is_written_into_the_work_tree(tmp_path, monkeypatch
 
 
 def test_an_unknown_table_is_refused_with_its_line_and_the_known_tables(tmp_path) -> None:
-    from ralph.config.whole_file import check_config
+    from ralph.loop.config_check import check_config
 
     (tmp_path / "ralph.toml").write_text('[loop]\nmax_iterations = 3\n\n[bogus]\nx = 1\n')
     with pytest.raises(ConfigError) as info:
@@ -143,7 +143,7 @@ def test_an_unknown_table_is_refused_with_its_line_and_the_known_tables(tmp_path
 
 def test_a_near_miss_gets_did_you_mean(tmp_path) -> None:
     from ralph.config.reading import parse_config
-    from ralph.config.whole_file import config_errors
+    from ralph.loop.config_check import config_errors
 
     path = str(tmp_path / "ralph.toml")
     text = 'sandbx = 1\n\n[gaurd]\nallow_commands = ["git push --dry-run"]\n'
@@ -157,7 +157,7 @@ def test_a_near_miss_gets_did_you_mean(tmp_path) -> None:
 
 
 def test_a_top_level_key_is_refused_at_its_line(tmp_path) -> None:
-    from ralph.config.whole_file import check_config
+    from ralph.loop.config_check import check_config
 
     (tmp_path / "ralph.toml").write_text('# settings\nmax_iterations = 3\n\n[loop]\nmode = "build"\n')
     with pytest.raises(ConfigError, match=r"ralph.toml:2: \[max_iterations\]: unknown table; known tables: "):
@@ -225,3 +225,19 @@ def test_the_registry_lists_every_table_with_its_keys_defaults_and_help() -> Non
     assert loop.keys["max_iterations"].default == 10 and loop.keys["stages"].kind == "tables"
     event = next(table for table in listed if table.name == "hooks.event")
     assert list(event.keys) == ["match", "command", "working_dir", "timeout", "env", "enabled", "description", "pipe_output"]
+
+
+def test_each_owner_uses_the_declaration_the_registry_lists() -> None:
+    """The declarations live in ralph.config.tables; their owners import
+    them: each action type's KEYS is its listed table's, and the event hooks
+    check exactly the kinds their table names as their own."""
+    from ralph.claude import event_commands
+    from ralph.config.registry import tables
+    from ralph.loop.lifecycle.action_types import ACTIONS, action_module
+
+    listed = {(table.name, table.variant): table for table in tables()}
+    for type_name in ACTIONS:
+        declared = listed[("hooks.<point>", f'type = "{type_name}"')]
+        assert action_module(type_name).KEYS is declared.keys, type_name  # type: ignore[attr-defined]
+    event = listed[("hooks.event", "")]
+    assert event.keys is event_commands.EVENT_KEYS and set(event.kinds) == set(event_commands.KINDS)

@@ -203,8 +203,8 @@ def test_forge_families_default_on_and_switchable(tmp_path) -> None:
 
 def test_the_guard_table_declares_the_policys_keys_and_defaults() -> None:
     # the policy holds [guard]'s keys and defaults (the guard reads them without
-    # the config schema); guard_table declares them for ralph.toml, the same ones
-    from ralph.rules.guard.guard_table import GUARD_KEYS, GUARD_TABLE
+    # the config schema); ralph.config.tables.guard declares them for ralph.toml, the same ones
+    from ralph.config.tables.guard import GUARD_KEYS, GUARD_TABLE
     from ralph.rules.guard.policy import FAMILIES, LISTS, SAVE_SECONDS
 
     assert list(GUARD_TABLE.keys) == [*LISTS, *FAMILIES, "save_seconds"]

@@ -181,7 +181,7 @@ def test_the_check_sees_string_named_imports_and_cycles() -> None:
     known = {"ralph.a": "", "ralph.b": ""}
     assert resolve("ralph.a.thing", known) == "ralph.a"
     assert cycles({"ralph.a": {"ralph.b"}, "ralph.b": {"ralph.a"}, "ralph.c": {"ralph.a"}}) == [["ralph.a", "ralph.b"]]
-    assert MODULE_NAME.match("ralph.loop.settings:LOOP_TABLE") and not MODULE_NAME.match("ralph")
+    assert MODULE_NAME.match("ralph.run.settings:LOOP_TABLE") and not MODULE_NAME.match("ralph")
     assert layer_of("ralph.rules.guard.interp") == 1 and layer_of("ralph.run.git") == 5 and layer_of("ralph") == 0
 
 

@@ -160,7 +160,7 @@ def test_the_config_check_hands_its_validated_hooks_to_the_load_once(tmp_path, m
     """ralph-loop checks ralph.toml (every section), then loads its hooks: the
     project file's hooks are validated once, handed over for the same text
     only, and never shared between two loads."""
-    from ralph.config.whole_file import check_config
+    from ralph.loop.config_check import check_config
     from ralph.loop.lifecycle import config as hook_config
 
     p = HookProject(tmp_path, '[hooks]\ndir_timeout = 7\n\n[[hooks.post_iteration]]\nname = "p"\ncommand = "@RECORD@ project"\n'

@@ -392,10 +392,10 @@ def test_a_command_that_cannot_start_is_a_failure(tmp_path, monkeypatch) -> None
 
 @pytest.fixture
 def fake_action(monkeypatch):
-    from ralph.loop.lifecycle import actions
+    from ralph.loop.lifecycle import action_types
     from tests import fake_action as module
 
-    monkeypatch.setitem(actions.ACTIONS, "approval", actions.ActionType("tests.fake_action", exports=module.EXPORTS))
+    monkeypatch.setitem(action_types.ACTIONS, "approval", action_types.ActionType("tests.fake_action", exports=module.EXPORTS))
     module.CALLS.clear()
     return module
 

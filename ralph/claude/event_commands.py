@@ -25,7 +25,8 @@ import os
 from ralph.claude.protocol import CLIENT_EVENTS, HookCall, Outcome, deny
 from ralph.config.locate import Locator
 from ralph.config.reading import CACHE_FILE, cached_parse
-from ralph.config.schema import ConfigError, Key, Table, ValueProblem, check_table
+from ralph.config.schema import ConfigError, ValueProblem, check_table
+from ralph.config.tables.hooks import EVENT_KEYS
 
 DEPTH_VAR = "RALPH_EVENT_HOOK_DEPTH"
 # A hook may start something that fires ralph's hooks once more (a nested
@@ -37,17 +38,7 @@ ENV_VALUE_CAP = 64 * 1024  # Linux refuses a single env string over 128 KiB
 KILL_GRACE = 0.2  # after SIGTERM, and after the hook exits: then its group is killed
 # the global hooks.toml's parse, kept apart from the project's (each call reads both)
 GLOBAL_CACHE_FILE = os.path.join(os.path.dirname(CACHE_FILE), "global-hooks.json")
-
-EVENT_KEYS: dict[str, Key] = {
-    "match": Key(None, "pattern", None, 'events to run on: "PreToolUse:Bash", an alias, a glob (*) or a comma list'),
-    "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),
-    "working_dir": Key(None, "path?", None, "relative to the project root (default: the project root)"),
-    "timeout": Key(10, "number", 0.1, "seconds; its process group is killed then"),
-    "env": Key({}, "env", None, 'extra environment variables: NAME = "value"'),
-    "enabled": Key(True, "bool", None, "false keeps the hook but never runs it"),
-    "description": Key("", "text?", None, "for people: its name in logs and messages"),
-    "pipe_output": Key(False, "bool", None, "send its output to the model where the event carries additionalContext"),
-}
+# of the keys ralph.config.tables.hooks declares (EVENT_KEYS), the ones a table must set
 REQUIRED = ("match", "command")
 
 # Seconds all user hooks of one call may take together. The client's timeout
@@ -195,8 +186,8 @@ def pattern_value(value: object, limits: object, key: str) -> object:
     return value
 
 
-TABLE = Table("hooks.event", EVENT_KEYS, "your own commands on Claude Code events (ralph's own rule answers first)",
-              array=True, kinds={"pattern": pattern_value})
+# the kinds of [[hooks.event]] that only this module can check (EVENT_TABLE.kinds)
+KINDS = {"pattern": pattern_value}
 
 
 def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[EventHook], list[str]]:
@@ -228,7 +219,7 @@ def parse_event_hooks(config: dict, path: str, text: str = "") -> tuple[list[Eve
         problems += [f"{where_table}: [[hooks.event]] #{index + 1}: {key} is required; add {key} = ..."
                      for key in REQUIRED if key not in table]
         in_order = {key: table[key] for key in EVENT_KEYS if key in table}
-        check_table(in_order, EVENT_KEYS, where, f"[[hooks.event]] #{index + 1}", problems, TABLE.kinds)
+        check_table(in_order, EVENT_KEYS, where, f"[[hooks.event]] #{index + 1}", problems, KINDS)
         if problems:
             errors.extend(problems)
             continue

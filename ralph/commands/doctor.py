@@ -39,7 +39,7 @@ from ralph.claude.protocol import (
 from ralph.commands import install as settings
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
-from ralph.config.whole_file import config_errors
+from ralph.loop.config_check import config_errors
 from ralph.mcp import install as mcp_install
 from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
 from ralph.mcp.launch import TOOL_NAMES, list_tools, sdk_installed, server_command

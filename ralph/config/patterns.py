@@ -3,7 +3,7 @@ host names ([sandbox] allowed_domains). Imported by name (ralph.config.schema
 KINDS) only when a table sets such a key."""
 import re
 
-from ralph.config.schema import ValueProblem, strings
+from ralph.config.value import ValueProblem, strings
 
 MAX_REGEX_CHARS = 300
 # a host name, wildcard or IP, with an optional port; no scheme, no path

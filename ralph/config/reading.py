@@ -108,10 +108,10 @@ def section(config: dict, name: str, path: str = CONFIG_FILE) -> dict:
 
 def section_values(config: dict, name: str, path: str | None) -> dict:
     """Every key of the table `name`: its default, or the checked value from
-    `config`. Raises ConfigError."""
+    `config`. Raises ConfigError. A table whose keys do not say all it holds
+    ([hooks], with the hook tables of each point) is read by its owner
+    (ralph.loop.lifecycle.config.section_values)."""
     table: Table = registry.table(name)
-    if table.values is not None:
-        return table.values(config, path)  # type: ignore[operator]
     values = table.defaults()
     values.update(validate_table(section(config, name, path or CONFIG_FILE), table.keys, path, name))
     return values

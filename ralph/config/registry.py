@@ -1,24 +1,25 @@
 """Every table ralph.toml may hold, and where each is declared.
 
 A table is declared (ralph.config.schema.Table: its keys with their kinds,
-defaults and help) beside the code that uses it, and named here as
-"module:NAME". The declarations are imported by name when a table is read
-(resolve(), the config package's one import site), so this package imports
-none of them: the loop, the guard and the sandbox import the schema to
-declare their tables, never the other way round.
+defaults and help) in ralph.config.tables, one module per top-level table,
+and named here as "module:NAME". A declaration is imported by name when its
+table is read (resolve(), the config package's one import site), so a hook
+that reads [guard] loads no other table's declaration. Their owners (the
+loop, the guard, the sandbox, ...) import the declarations, never the other
+way round.
 """
 from ralph.config.schema import Table, resolve
 
 # top-level table -> its declaration; its parts (the tables declared inside
-# it: [[loop.stages]], [[hooks.<point>]], [[hooks.event]]) are named there
+# it: [[loop.stages]], [[hooks.<point>]], [[hooks.event]]) are listed there
 SECTIONS: dict[str, str] = {
-    "loop": "ralph.run.settings:LOOP_TABLE",
-    "guard": "ralph.rules.guard.guard_table:GUARD_TABLE",
-    "rollback": "ralph.rules.rollback_policy:ROLLBACK_TABLE",
-    "tests": "ralph.rules.outcome.tests_config:TESTS_TABLE",
-    "sandbox": "ralph.sandbox:SANDBOX_TABLE",
-    "hooks": "ralph.loop.lifecycle.config:HOOKS_TABLE",
-    "handoff": "ralph.loop.handoff:HANDOFF_TABLE",
+    "loop": "ralph.config.tables.loop:LOOP_TABLE",
+    "guard": "ralph.config.tables.guard:GUARD_TABLE",
+    "rollback": "ralph.config.tables.rollback:ROLLBACK_TABLE",
+    "tests": "ralph.config.tables.tests:TESTS_TABLE",
+    "sandbox": "ralph.config.tables.sandbox:SANDBOX_TABLE",
+    "hooks": "ralph.config.tables.hooks:HOOKS_TABLE",
+    "handoff": "ralph.config.tables.handoff:HANDOFF_TABLE",
 }
 
 
@@ -38,5 +39,5 @@ def tables() -> list[Table]:
     for name in SECTIONS:
         declared = table(name)
         found.append(declared)
-        found.extend(resolve(part) for part in declared.parts)  # type: ignore[misc]
+        found.extend(declared.parts)
     return found

@@ -1,10 +1,10 @@
 """The one schema of ralph.toml: the typed kinds, what a table declares (Key,
 Table), and the one validator.
 
-A table's owner declares it beside the code that uses it, as pre-commit's
-clientlib declares its hooks: every key with its default, its kind, the
-limits of its value and a line of help, in one place. The validator checks a
-table against those keys and says what is wrong and how to write it:
+Every table is declared in ralph.config.tables, as pre-commit's clientlib
+declares its hooks: every key with its default, its kind, the limits of its
+value and a line of help, in one place. The validator checks a table against
+those keys and says what is wrong and how to write it:
 `<file>:<line>: [table] key: must be a whole number, got 'ten'`.
 
 Kinds (a trailing "?" also allows None): "int", "number" (int or float),
@@ -14,7 +14,8 @@ of non-empty strings), "paths" (the same, stripped), "words" (single words),
 "regexes" (regular expressions), "hosts" (host names as the client's sandbox
 takes them), "table" (a TOML table), "env" (a table of NAME = value) and
 "tables" (an array of tables, checked by its own declaration). A table may
-add kinds of its own (Table.kinds).
+name kinds of its own (Table.kinds), whose checks its owner passes to
+check_table.
 
 Import-light: a hook validates one table on every tool call. The kinds that
 need `re` (regexes, hosts) and the `file:line` locator (needed only when a
@@ -23,13 +24,11 @@ message is written) live in modules imported by name at one site, resolve().
 
 from ralph.plugins import load
 
+from ralph.config.value import ValueProblem, bad, bounds, strings
+
 
 class ConfigError(ValueError):
     """A config that cannot be used; the message names the file and line."""
-
-
-class ValueProblem(ValueError):
-    """What is wrong with one value, without where it is (checked_value)."""
 
 
 class Key:
@@ -50,30 +49,27 @@ class Key:
 
 
 class Table:
-    """One table of ralph.toml as its owner declares it.
+    """One table of ralph.toml as ralph.config.tables declares it.
 
     name: as written in the file ("loop", "loop.stages", "hooks.<point>");
     array: written as [[name]]; variant: what tells this declaration from
-    another of the same name (an action type: 'type = "webhook"'); kinds: the
-    table's own kinds (kind -> check(value, limits, key)); check(config, path):
-    what only the whole file can tell, run once every key is valid (the
-    loop's stages); values(config, path): the section's checked values when
-    its keys alone cannot say them ([hooks] holds hook tables beside its
-    settings), in place of the key-by-key check; parts: the "module:NAME" of
-    each table declared inside this one."""
+    another of the same name (an action type: 'type = "webhook"'); kinds:
+    the names of the table's own kinds, which its owner checks (it hands
+    their checks to check_table: the event pattern of [[hooks.event]]);
+    parts: the tables declared inside this one. What only the owner can
+    tell (the loop's stages, the hook tables inside [hooks]) the owner
+    checks itself: this package holds no owner's code."""
 
-    __slots__ = ("name", "keys", "help", "array", "variant", "kinds", "check", "values", "parts")
+    __slots__ = ("name", "keys", "help", "array", "variant", "kinds", "parts")
 
     def __init__(self, name: str, keys: dict[str, Key], help: str, *, array: bool = False, variant: str = "",
-                 kinds: dict | None = None, check: object = None, values: object = None, parts: tuple[str, ...] = ()) -> None:
+                 kinds: tuple[str, ...] = (), parts: "tuple[Table, ...]" = ()) -> None:
         self.name = name
         self.keys = keys
         self.help = help
         self.array = array
         self.variant = variant
-        self.kinds = kinds or {}
-        self.check = check
-        self.values = values
+        self.kinds = kinds
         self.parts = parts
 
     def defaults(self) -> dict:
@@ -94,30 +90,22 @@ def resolve(ref: str) -> object:
 # ---- the kinds ----------------------------------------------------------
 
 
-def _bad(what: str, value: object) -> ValueProblem:
-    return ValueProblem(f"{what}, got {value!r}")
-
-
-def _range(limits: object, low_default: float | None) -> tuple:
-    return limits if isinstance(limits, tuple) else (low_default if limits is None else limits, None)
-
-
 def _int(value: object, limits: object, key: str) -> object:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _bad("must be a whole number", value)
+        raise bad("must be a whole number", value)
     return _within(value, limits)
 
 
 def _number(value: object, limits: object, key: str) -> object:
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _bad("must be a number", value)
+        raise bad("must be a number", value)
     return _within(value, limits)
 
 
 def _within(value: float, limits: object) -> float:
-    low, high = _range(limits, None)
+    low, high = bounds(limits, None)
     if low is not None and value < low or high is not None and value > high:
-        raise _bad(f"must be from {low:g} to {high:g}" if high is not None else f"must be >= {low:g}", value)
+        raise bad(f"must be from {low:g} to {high:g}" if high is not None else f"must be >= {low:g}", value)
     return value
 
 
@@ -125,7 +113,7 @@ def _plain(right: object, what: str) -> object:
     """The check of a kind that is one test of the value: `right(value)`, else `what` is wrong."""
     def check(value: object, limits: object, key: str) -> object:
         if not right(value):  # type: ignore[operator]
-            raise _bad(what, value)
+            raise bad(what, value)
         return value
     return check
 
@@ -138,17 +126,7 @@ def _command(value: object, limits: object, key: str) -> object:
         return value
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
-    raise _bad("must be a non-empty string (run by /bin/sh) or a list of strings (run as is)", value)
-
-
-def strings(value: object, limits: object, key: str) -> tuple:
-    """A list of non-empty strings, its length within `limits`, as a tuple."""
-    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-        raise _bad(f'must be a list of non-empty strings, e.g. {key} = ["..."]', value)
-    low, high = _range(limits, 0)
-    if len(value) < low or high is not None and len(value) > high:
-        raise ValueProblem(f"{len(value)} entries; " + (f"at most {high:g}" if high is not None else f"at least {low:g}"))
-    return tuple(value)
+    raise bad("must be a non-empty string (run by /bin/sh) or a list of strings (run as is)", value)
 
 
 def _paths(value: object, limits: object, key: str) -> tuple:
@@ -165,10 +143,10 @@ def _words(value: object, limits: object, key: str) -> tuple:
 
 def _env(value: object, limits: object, key: str) -> object:
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()):
-        raise _bad('must be a table of NAME = "value"', value)
-    bad = [k for k in value if not k or "=" in k or "\0" in k]
-    if bad:
-        raise ValueProblem(f"has invalid variable names {bad!r}")
+        raise bad('must be a table of NAME = "value"', value)
+    invalid = [k for k in value if not k or "=" in k or "\0" in k]
+    if invalid:
+        raise ValueProblem(f"has invalid variable names {invalid!r}")
     return value
 
 
@@ -195,7 +173,7 @@ KINDS: dict[str, object] = {
 
 def _choice(value: object, choices: list[str]) -> object:
     if value not in choices:
-        raise _bad("must be one of " + ", ".join(repr(c) for c in choices), value)
+        raise bad("must be one of " + ", ".join(repr(c) for c in choices), value)
     return value
 
 

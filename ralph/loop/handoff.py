@@ -21,7 +21,7 @@ command has a timeout: an unattended run must not hang on a password. A
 failure loses nothing: the commits stay on the branch, and the error goes
 into the result (the report and the exit message show it).
 
-HANDOFF_TABLE declares [handoff] (ralph.config.registry names it).
+ralph.config.tables.handoff declares [handoff].
 """
 from __future__ import annotations
 
@@ -30,22 +30,9 @@ import os
 import shutil
 
 from ralph import process
-from ralph.config.schema import Key, Table
 from ralph.run.clock import utc_now
 from ralph.redaction import redact
 from ralph.state.files import read_lines
-
-MODES = ("none", "push", "pr", "bundle")
-FORGES = ("auto", "github", "gitlab")
-KEYS: dict[str, Key] = {
-    "mode": Key("none", "choice:" + "|".join(MODES), None,
-                "at the end of a run that committed: none, push (the run branch), pr (push + a draft pull request) or bundle"),
-    "remote": Key("origin", "str", None, "the remote push and pr use"),
-    "forge": Key("auto", "choice:" + "|".join(FORGES), None,
-                 "pr: github (gh) or gitlab (glab); auto: from the remote's URL, else whichever is installed"),
-    "timeout": Key(300, "number", 1, "seconds each git push or gh/glab command may take"),
-}
-HANDOFF_TABLE = Table("handoff", KEYS, "the hand-off at the end of a run: push the run branch, open a draft pull request, or write a bundle")
 
 MERGE_REQUESTS_FILE = "merge_requests.jsonl"
 BUNDLE_FILE = "handoff.bundle"

@@ -34,22 +34,11 @@ it neither counts nor resets the row, and does not trigger the at-stop rule.
 """
 from __future__ import annotations
 
-from ralph.config.schema import Key, Table
-
+# the policies and what "in a row" groups ([rollback] policy and count_by;
+# ralph.config.tables.rollback declares the table)
 POLICIES = ("consecutive", "immediate", "stop", "off")
 COUNT_BY = ("command", "runner", "any")
 DEFAULT_MAX_FAILURES = 3
-MAX_FAILURES_LIMIT = 100
-
-ROLLBACK_KEYS: dict[str, Key] = {
-    "policy": Key("consecutive", "choice:" + "|".join(POLICIES), None,
-                  "when failing tests roll an iteration back: consecutive, immediate, stop or off"),
-    "max_consecutive_failures": Key(DEFAULT_MAX_FAILURES, "int", (1, MAX_FAILURES_LIMIT),
-                                    "consecutive: roll back at the Nth failing run in a row"),
-    "count_by": Key("command", "choice:" + "|".join(COUNT_BY), None, 'what "in a row" groups: command, runner or any'),
-    "at_stop": Key(True, "bool", None, "also roll back when the iteration ends on a failing run"),
-}
-ROLLBACK_TABLE = Table("rollback", ROLLBACK_KEYS, "when a loop iteration's failing tests roll the tree back")
 
 # output filters an agent appends without changing which tests run
 OUTPUT_FILTERS = ("tail", "head", "tee", "grep", "cat", "less", "more", "sed", "awk", "cut", "sort", "uniq", "wc", "tr")
@@ -69,8 +58,8 @@ class RollbackPolicy:
 
     @classmethod
     def from_values(cls, values: dict) -> RollbackPolicy:
-        """From the checked [rollback] values: ralph.config.reading validates
-        the table against ROLLBACK_KEYS (its defaults live there)."""
+        """From the checked [rollback] values: ralph.config validates the
+        table against ralph.config.tables.rollback (its defaults live there)."""
         return cls(values["policy"], values["max_consecutive_failures"], values["count_by"], values["at_stop"])
 
     def to_dict(self) -> dict:

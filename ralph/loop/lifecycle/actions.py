@@ -1,49 +1,30 @@
-"""The contract between the engine and its action types.
+"""The contract between the engine and its action types: what every type's
+modules build on (ralph.loop.lifecycle.action_types is the table of types).
 
-`ACTIONS` maps a hook's `type` to what the engine knows of it without
-importing anything: the module that declares it, the module that runs it
-(the same one, unless running needs imports validating must not pay for:
-`ralph-loop --dry-run` validates every hook), and the environment names its
-runs export (known to `when` and templates of every hook, whatever types
-are configured). The declaring module provides
+The module that declares a type provides
 
     KEYS: dict[str, Key]                              # its own keys (ralph.config.schema.Key)
-    TABLE: Table                                      # the same keys, as ralph.config's registry lists them
-    validate(table: dict, where: Where) -> list[str]  # every config error, "file:line: ..."
+    validate(table: dict, where: Where, exports: dict[str, str]) -> list[str]
+                                                      # every config error, "file:line: ..."; exports:
+                                                      # the names earlier actions may set (key -> env name)
 
-and the running module
+(a built-in type's KEYS are declared in ralph.config.tables.hooks, with the
+Table the configuration reference lists), and the running module
 
     run(action: HookSpec, ctx: RunContext) -> ActionResult
 
-Both are imported by name, at one site (load()), the first time they are needed.
-The engine owns what every type shares (when, enabled, on_failure, retries,
-retry_delay, await, timeout, pipe_output: see COMMON_KEYS in config.py), so a
-new type only runs its action once and reports what happened.
+A type's modules import this one, never the table that loads them. The
+engine owns what every type shares (when, enabled, on_failure, retries,
+retry_delay, await, timeout, pipe_output: COMMON_KEYS, in
+ralph.config.tables.hooks), so a new type only runs its action once and
+reports what happened.
 """
 from __future__ import annotations
 
 
-from ralph.plugins import load
+from ralph.config.locate import Where
+from ralph.config.schema import Key, check_table
 
-
-class ActionType:
-    __slots__ = ("declared_in", "run_in", "exports")
-
-    def __init__(self, declared_in: str, run_in: str | None = None, exports: tuple[str, ...] = ()) -> None:
-        self.declared_in = declared_in  # module with KEYS, TABLE and validate()
-        self.run_in = run_in or declared_in  # module with run()
-        self.exports = exports  # environment names its ActionResult.exports sets
-
-    def __repr__(self) -> str:
-        return f"ActionType({self.declared_in!r}, {self.run_in!r}, {self.exports!r})"
-
-
-ACTIONS: dict[str, ActionType] = {
-    "shell": ActionType("ralph.loop.lifecycle.shell", "ralph.loop.lifecycle.shell_run"),
-    "webhook": ActionType("ralph.loop.lifecycle.webhook", "ralph.loop.lifecycle.webhook_send",
-                          ("RALPH_HOOK_RESPONSE", "RALPH_HOOK_ACTION", "RALPH_HOOK_MESSAGE")),
-    "spawn": ActionType("ralph.loop.lifecycle.spawn", "ralph.loop.lifecycle.spawn_run", ("RALPH_SPAWN_OUTPUT",)),
-}
 
 SUCCESS = "success"
 FAILED = "failed"
@@ -82,11 +63,13 @@ class ActionResult:
 class RunContext:
     """Everything an action needs to run once at one point."""
 
-    __slots__ = ("point", "env", "values", "stdin", "root", "state_dir", "log_dir", "background", "stopping")
+    __slots__ = ("point", "env", "values", "stdin", "root", "state_dir", "log_dir", "background", "stopping", "exports")
 
     def __init__(self, point: str, env: dict[str, str], values: dict[str, str], stdin: bytes, root: str,
-                 state_dir: str, log_dir: str, background: object, stopping: object = None) -> None:
+                 state_dir: str, log_dir: str, background: object, stopping: object = None,
+                 exports: dict[str, str] | None = None) -> None:
         self.point = point
+        self.exports = exports or {}  # names earlier actions may set (key -> env name), for templates
         self.env = env  # the process environment for the action: os.environ + context + exports
         self.values = values  # variable name (ITERATION, STORY_ID, ...) -> text, for templates
         self.stdin = stdin  # the context as one JSON object
@@ -97,12 +80,9 @@ class RunContext:
         self.stopping = stopping or (lambda: False)  # callable: True once the loop is being stopped
 
 
-def action_module(type_name: str) -> object | None:
-    """The module declaring the type (KEYS, validate); None for an unknown type."""
-    action = ACTIONS.get(type_name)
-    return load(action.declared_in) if action else None
-
-
-def run_module(type_name: str) -> object:
-    """The module whose run() runs the type."""
-    return load(ACTIONS[type_name].run_in)
+def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str) -> list[str]:
+    """Every problem of the declared keys a hook table sets, each on its key's
+    line (the one validator, ralph.config.schema.check_table)."""
+    errors: list[str] = []
+    check_table(table, keys, where.key, f"[{table_name}]", errors)
+    return errors

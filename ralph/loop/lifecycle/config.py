@@ -6,9 +6,9 @@ Every problem is collected, each as "<file>:<line>: [hooks.<point>] key: what
 is wrong; how to fix", so `ralph-loop --dry-run` reports them all at once.
 Import-light (no subprocess, no `re`, and no tomllib for an unchanged file):
 `ralph-loop --dry-run` validates through here. An action type's own module is
-imported only for a hook of that type (ralph.loop.lifecycle.actions.ACTIONS).
-HOOKS_TABLE declares [hooks] for ralph.config's registry; POINT_TABLE the
-keys every [[hooks.<point>]] table has, whatever its type.
+imported only for a hook of that type (ralph.loop.lifecycle.action_types.ACTIONS).
+ralph.config.tables.hooks declares [hooks]: its settings (SETTINGS_KEYS) and
+the keys every [[hooks.<point>]] table has, whatever its type (COMMON_KEYS).
 """
 from __future__ import annotations
 
@@ -16,42 +16,17 @@ import os
 
 from ralph.config.locate import KEY_CHARS, Locator, Where
 from ralph.config.reading import cached_parse, parse_config, read_text
-from ralph.config.schema import ConfigError, Key, Table, check_table
+from ralph.config.schema import ConfigError, Key, check_table
+from ralph.config.tables.hooks import COMMON_KEYS, SETTINGS_KEYS
 from ralph.loop.lifecycle import condition as conditions
-from ralph.loop.lifecycle.actions import ACTIONS, action_module, load
+from ralph.plugins import load
+from ralph.loop.lifecycle.action_types import ACTIONS, action_module, exported_names
+from ralph.loop.lifecycle.actions import check_keys
 from ralph.loop.lifecycle.context import export_key, key_for
 from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 from ralph.state.locations import GLOBAL_HOOKS_FILE as GLOBAL_FILE
 from ralph.state.locations import global_hooks_path
 
-ON_FAILURE = ("continue", "abort", "retry")
-DIR_ON_FAILURE = ("continue", "abort")
-
-# the keys every action type shares
-COMMON_KEYS: dict[str, Key] = {
-    # one of ACTIONS: checked against the table at load time
-    "type": Key("shell", "str", None, "the action type: shell (runs command), webhook or spawn"),
-    "name": Key(None, "str?", None, "shown in traces and prompts; RALPH_HOOK_<NAME>_ENABLED=false disables the hook"),
-    "description": Key(None, "str?", None, "for people (ralph hooks list)"),
-    "enabled": Key(True, "bool", None, "false keeps the hook listed but never runs it"),
-    "when": Key(None, "str?", None, "a condition: the hook runs only when it is true"),
-    "await": Key(True, "bool", None, "false: fire and forget; the loop does not wait"),
-    "timeout": Key(30, "number", 0.001, "seconds; at the timeout the hook's process group is killed and it counts as failed"),
-    "on_failure": Key("continue", "choice:" + "|".join(ON_FAILURE), None,
-                      "continue (log it), abort (end the loop: hook_abort) or retry"),
-    "retries": Key(3, "int", 0, 'extra attempts with on_failure = "retry"'),
-    "retry_delay": Key(5, "number", 0, "seconds between attempts"),
-    "pipe_output": Key(False, "bool", None, "put the hook's output into the next agent prompt"),
-}
-# [hooks] keys that are settings, not points
-SETTINGS_KEYS: dict[str, Key] = {
-    "disable_global_hooks": Key(False, "bool", None, "ignore the global hooks.toml for this project"),
-    "dir": Key(".ralph/hooks", "path", None, "the hooks directory"),
-    "dir_timeout": Key(30, "number", 0.001, "timeout in seconds for each hooks-directory executable ($RALPH_HOOK_TIMEOUT overrides it)"),
-    "dir_on_failure": Key("continue", "choice:" + "|".join(DIR_ON_FAILURE), None,
-                          "a hooks-directory executable that fails (exit 3 or more, a timeout, cannot run, not executable): "
-                          "continue (warn) or abort (end the loop: hook_abort); $RALPH_HOOK_FAIL_BEHAVIOR overrides it"),
-}
 # environment variables over [hooks] settings (fresher's FRESHER_HOOK_TIMEOUT, FRESHER_HOOK_FAIL_BEHAVIOR)
 ENV_SETTINGS = {"RALPH_HOOK_TIMEOUT": "dir_timeout", "RALPH_HOOK_FAIL_BEHAVIOR": "dir_on_failure"}
 # [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
@@ -123,30 +98,13 @@ class HookSet:
         return [h for p in POINTS for h in self.by_point[p]]
 
 
-def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str) -> list[str]:
-    """Every problem of the declared keys a hook table sets, each on its key's
-    line (the one validator, ralph.config.schema.check_table)."""
-    errors: list[str] = []
-    check_table(table, keys, where.key, f"[{table_name}]", errors)
-    return errors
-
-
 def read_toml(path: str) -> tuple[dict, str]:
     """(parsed, text) of a hooks file (ralph.toml or the global hooks.toml)."""
     text = read_text(path)
     return parse_config(text, path), text
 
 
-def exported_names() -> dict[str, str]:
-    """Names actions export (RALPH_HOOK_RESPONSE, ...): usable in templates and `when`."""
-    names: dict[str, str] = {}
-    for action in ACTIONS.values():
-        for env in action.exports:
-            names[export_key(env)] = env
-    return names
-
-
-# A project file's hooks as section_values() (ralph.config's check of every
+# A project file's hooks as section_values() (the whole-file check of every
 # section) found them, for the load_hooks() that follows it in the same
 # process (ralph-loop checks its config, then loads its hooks): validating
 # every hook twice was a tenth of a dry run. Taken once, so no HookSpec is
@@ -230,7 +188,7 @@ def validate_table(hooks: HookSet, point: str, name: str, table: dict, where: Wh
             known = ", ".join(sorted({*COMMON_KEYS, *own_keys}))
             errors.append(f"{where.key(key)}: [{table_name}] unknown key {key!r} for a {type_name} hook; known keys: {known}")
     errors += check_keys(table, COMMON_KEYS, where, table_name)
-    errors += module.validate(table, where)  # type: ignore[attr-defined]
+    errors += module.validate(table, where, exported_names())  # type: ignore[attr-defined]
     tree = None
     when = table.get("when")
     if isinstance(when, str):
@@ -375,10 +333,10 @@ def load_hooks(root: str, config: dict | None = None, config_path: str | None = 
 
 
 def section_values(config: dict, path: str | None) -> dict:
-    """[hooks] of the project's ralph.toml as ralph.config reads a table
-    (HOOKS_TABLE.values): every lifecycle and event hook table checked, each
-    error with file:line; raises ConfigError listing them all. Its settings,
-    defaults filled in."""
+    """[hooks] of the project's ralph.toml as the whole-file check reads it
+    (ralph.loop.config_check): every lifecycle and event hook table checked,
+    each error with file:line; raises ConfigError listing them all. Its
+    settings, defaults filled in."""
     text = ""
     if path and os.path.isfile(path):
         try:
@@ -403,13 +361,3 @@ def require_valid(hooks: HookSet) -> HookSet:
         errors = sorted(hooks.errors, key=position)
         raise ConfigError(f"{len(errors)} hook configuration error(s):\n  " + "\n  ".join(errors))
     return hooks
-
-
-POINT_TABLE = Table("hooks.<point>", COMMON_KEYS, "one lifecycle hook at a point (session_start, pre_iteration, ...), "
-                    "whatever its type; the type's own keys are declared with it", array=True)
-HOOKS_TABLE = Table(
-    "hooks", SETTINGS_KEYS, "lifecycle hooks: the settings, and the hooks at each point as [[hooks.<point>]] tables",
-    values=section_values,
-    parts=("ralph.loop.lifecycle.config:POINT_TABLE", *(f"{action.declared_in}:TABLE" for action in ACTIONS.values()),
-           *(f"{module}:TABLE" for module in OTHER_TABLES.values())),
-)

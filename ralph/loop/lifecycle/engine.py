@@ -1,7 +1,7 @@
 """The lifecycle hook engine: one entry, `Engine.fire(point, context)`, shaped
 like Mercurial's hook.py: the context goes into the environment (RALPH_*) and
 onto stdin as JSON, each configured action runs in order through the action
-table (ralph.loop.lifecycle.actions.ACTIONS), and an abort comes back as a reason
+table (ralph.loop.lifecycle.action_types.ACTIONS), and an abort comes back as a reason
 the loop turns into finish type `hook_abort`.
 
 The engine owns what every action type shares: `when`, `enabled`,
@@ -20,8 +20,9 @@ from ralph.run.clock import utc_now
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle import context as contexts
 from ralph.loop.lifecycle import pending, pipe_output
-from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext, run_module
-from ralph.loop.lifecycle.config import HookSet, HookSpec, exported_names, load_hooks, require_valid
+from ralph.loop.lifecycle.action_types import exported_names, run_module
+from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
+from ralph.loop.lifecycle.config import HookSet, HookSpec, load_hooks, require_valid
 from ralph.loop.lifecycle.points import NO_PIPE, canonical
 from ralph.loop.lifecycle.process import Job
 from ralph.loop.lifecycle.shell_run import result_of
@@ -174,7 +175,7 @@ class Engine:
             env.update(exports)
             run_ctx = RunContext(name, env, values, stdin_json({**ctx, **exported}),
                                  self.root, self.state_dir, self.log_dir, self.background,
-                                 stopping=None if name == "session_end" else self.stopping)
+                                 stopping=None if name == "session_end" else self.stopping, exports=self.exports_known)
             result = self.run_action(spec, run_ctx)
             last_status = SUCCESS if result.ok else "failed"
             exports.update(result.exports)

@@ -1,30 +1,23 @@
-"""The shell action (`type = "shell"`, the default), as declared: its keys and
-their checks (running it: ralph.loop.lifecycle.shell_run). A command run by /bin/sh
-(a string) or as is (a list), in its own process group, with the context in
-the environment and as JSON on stdin. Template variables are never pasted
-into shell text: see ralph.loop.lifecycle.template."""
+"""The shell action (`type = "shell"`, the default), as declared: the checks
+of its keys (declared in ralph.config.tables.hooks; running it:
+ralph.loop.lifecycle.shell_run). A command run by /bin/sh (a string) or as
+is (a list), in its own process group, with the context in the environment
+and as JSON on stdin. Template variables are never pasted into shell text:
+see ralph.loop.lifecycle.template."""
 from __future__ import annotations
 
-from ralph.config.schema import Key, Table
+from ralph.config.tables.hooks import SHELL_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.config import check_keys, exported_names
-
-KEYS: dict[str, Key] = {
-    "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),
-    "working_dir": Key(None, "path?", None, "relative to the project root (default: the project root)"),
-    "env": Key({}, "table", None, "extra environment variables (strings; template variables allowed)"),
-}
-TABLE = Table("hooks.<point>", KEYS, "a shell hook: runs command", array=True, variant='type = "shell"')
+from ralph.loop.lifecycle.actions import check_keys
 
 
-def validate(table: dict, where: object) -> list[str]:
+def validate(table: dict, where: object, exports: dict[str, str]) -> list[str]:
     errors = []
     name = getattr(where, "table", "hooks")
     if "command" not in table:
         return [f"{where}: [{name}] a shell hook needs command = \"...\" (run by /bin/sh) or a list (run as is)"]
     errors += check_keys({k: v for k, v in table.items() if k in ("command", "working_dir")}, KEYS, where, name)  # type: ignore[arg-type]
     command = table.get("command")
-    exports = exported_names()
     texts = [command] if isinstance(command, str) else command if isinstance(command, list) else []
     for text in texts:
         if isinstance(text, str):

@@ -6,12 +6,11 @@ import shlex
 
 from ralph.loop.lifecycle import process, template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
-from ralph.loop.lifecycle.config import exported_names
 
 
 def prepare(action: object, ctx: RunContext) -> tuple[list[str], str, str, dict[str, str]]:
     """(argv, command for people, cwd, env) for one run."""
-    exports = exported_names()  # ${HOOK_RESPONSE}-style names set by earlier actions
+    exports = ctx.exports  # ${HOOK_RESPONSE}-style names set by earlier actions
     command = action["command"]  # type: ignore[index]
     if isinstance(command, str):
         argv = ["/bin/sh", "-c", template.for_shell(command, exports)]

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import os
 
-from ralph.config.schema import Key, Table
+from ralph.config.tables.hooks import SPAWN_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.config import check_keys, exported_names
+from ralph.loop.lifecycle.actions import check_keys
 from ralph.loop.lifecycle.webhook import strings_in
 from ralph.state.locations import STATE_DIR_NAME
 
@@ -45,18 +45,8 @@ BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TER
             "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
             "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM")
 
-KEYS: dict[str, Key] = {
-    "pipeline": Key(None, "str", None, "required: a folder in .ralph/pipelines/"),
-    "inputs": Key({}, "table", None, "written to the child's inputs.json, variables substituted"),
-    "env": Key({}, "table", None, 'what the child may know besides the basics: NAME = "value" strings'),
-    "await": Key(True, "bool", None, "wait for the child; false: run it in the background"),
-    "timeout": Key(3600, "number", 0.001, "seconds; the child's process group is killed then"),
-    "max_depth": Key(3, "int", 1, "children of children stop here"),
-}
-TABLE = Table("hooks.<point>", KEYS, "a spawn hook: runs a child ralph-loop on a pipeline", array=True, variant='type = "spawn"')
 
-
-def validate(table: dict, where: object) -> list[str]:
+def validate(table: dict, where: object, exports: dict[str, str]) -> list[str]:
     name = "hooks"
     pipeline = table.get("pipeline")
     if pipeline is None:
@@ -65,7 +55,6 @@ def validate(table: dict, where: object) -> list[str]:
     if isinstance(pipeline, str) and not valid_name(pipeline):
         errors.append(f"{where.key('pipeline')}: [{name}] pipeline: {pipeline!r} must be a folder name in .ralph/pipelines/ "  # type: ignore[attr-defined]
                       "(letters, digits, '-', '_', '.'; no '/')")
-    exports = exported_names()
     for key in ("inputs", "env"):
         value = table.get(key, {})
         if not isinstance(value, dict):

@@ -9,21 +9,20 @@ import time
 
 from ralph.loop.lifecycle import process, template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
-from ralph.loop.lifecycle.config import exported_names
 from ralph.loop.lifecycle.spawn import BASE_ENV, CHILDREN_DIR, DEPTH_VAR, INPUTS_FILE, OUTPUT_CAP, OUTPUT_FILE, PLAN_FILES, SPAWN_FILE, pipeline_dir
 from ralph.loop.lifecycle.webhook import expand_env
 from ralph.process import pid_alive
 from ralph.state.files import atomic_write, read_json_object
 
 
-def substituted(value: object, values: dict[str, str], env: dict[str, str]) -> object:
+def substituted(value: object, values: dict[str, str], env: dict[str, str], exports: dict[str, str]) -> object:
     """Strings with their variables filled in (plain: the result is JSON-encoded or an env value)."""
     if isinstance(value, str):
-        return expand_env(template.json_value(value, values, exported_names()), env)
+        return expand_env(template.json_value(value, values, exports), env)
     if isinstance(value, dict):
-        return {str(k): substituted(v, values, env) for k, v in value.items()}
+        return {str(k): substituted(v, values, env, exports) for k, v in value.items()}
     if isinstance(value, list):
-        return [substituted(v, values, env) for v in value]
+        return [substituted(v, values, env, exports) for v in value]
     if hasattr(value, "isoformat"):
         return value.isoformat()  # type: ignore[attr-defined]
     return value
@@ -77,7 +76,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
                             "(see docs/webhooks-and-spawn.md)", command=shown)
     try:
         child = child_dir_for(ctx.state_dir, ctx.point, ctx.values.get("iteration", ""))
-        inputs = substituted(spec.get("inputs") or {}, ctx.values, ctx.env)  # type: ignore[attr-defined]
+        inputs = substituted(spec.get("inputs") or {}, ctx.values, ctx.env, ctx.exports)  # type: ignore[attr-defined]
         atomic_write(os.path.join(child, INPUTS_FILE), json.dumps(inputs, indent=2, ensure_ascii=False) + "\n")
         shutil.copyfile(os.path.join(source, plan_name), os.path.join(child, plan_name))
         config = os.path.join(child, "ralph.toml")
@@ -99,7 +98,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
         "RALPH_PARENT_SESSION": ctx.values.get("session", ""),
         "CLAUDE_PROJECT_DIR": ctx.root,
     }
-    extra = {str(k): str(v) for k, v in substituted(spec.get("env") or {}, ctx.values, ctx.env).items()}  # type: ignore[attr-defined, union-attr]
+    extra = {str(k): str(v) for k, v in substituted(spec.get("env") or {}, ctx.values, ctx.env, ctx.exports).items()}  # type: ignore[attr-defined, union-attr]
     env = child_env(ctx.env, extra, context)
     argv = [*loop_argv(), "-C", ctx.root, "--plan", os.path.join(child, plan_name), "-q"]
     prompt = os.path.join(source, "PROMPT.md")

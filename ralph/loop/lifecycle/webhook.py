@@ -23,48 +23,31 @@
 - Secrets: logs and traces show the URL without credentials, query values or
   token-like path parts, and header names without their values.
 
-This module declares the type (its keys, their checks, the URL rules), which
-`ralph-loop --dry-run` needs; sending and the gate are
-ralph.loop.lifecycle.webhook_send, imported only when a webhook runs.
+This module declares the type (the checks of its keys, which
+ralph.config.tables.hooks declares, and the URL rules), which `ralph-loop
+--dry-run` needs; sending and the gate are ralph.loop.lifecycle.webhook_send,
+imported only when a webhook runs.
 """
 from __future__ import annotations
 
 import socket
 from urllib.parse import urlsplit
 
-from ralph.config.schema import Key, Table
+from ralph.config.tables.hooks import WEBHOOK_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.config import check_keys, exported_names
+from ralph.loop.lifecycle.actions import check_keys
 from ralph.redaction import redact
 
-METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
-ON_TIMEOUT = ("abort", "continue")
 IPV6_LOOPBACK = bytes(15) + b"\x01"
 IPV4_MAPPED = bytes(10) + b"\xff\xff"
 WAITING_FILE = "waiting.json"  # in the state dir while a gate is open: `ralph status` shows it
 SAFE_HEADERS = ("content-type", "accept", "user-agent")
 
-KEYS: dict[str, Key] = {
-    "url": Key(None, "str", None, "required: https:// (plain http only to a host that resolves to loopback addresses only)"),
-    "method": Key("POST", "choice:" + "|".join(METHODS), None, "the HTTP method"),
-    "headers": Key({}, "table", None, 'Name = "value" strings (logs show the names only)'),
-    "body": Key(None, "table?", None, "a table sent as JSON (default: the hook context)"),
-    "await": Key(False, "bool", None, "wait for a person's answer through ${CALLBACK_URL} (an approval gate)"),
-    "timeout": Key(3600, "number", 0.001, "seconds to wait for the answer"),
-    "on_timeout": Key("abort", "choice:" + "|".join(ON_TIMEOUT), None, "abort ends the loop (hook_abort); continue goes on"),
-    "callback_port": Key(0, "int", 0, "port on 127.0.0.1 for the callback server; 0 picks a free one"),
-    "send_timeout": Key(10, "number", 0.001, "seconds per send attempt"),
-    "retries": Key(3, "int", 0, "more send attempts after a connection error, a timeout, 429 or 5xx"),
-    "backoff": Key(1.0, "number", 0, "seconds before the first retry; doubles each time"),
-}
-TABLE = Table("hooks.<point>", KEYS, "a webhook hook: one HTTP request, and with await = true an approval gate",
-              array=True, variant='type = "webhook"')
-
 
 # ---- config ----
 
 
-def validate(table: dict, where: object) -> list[str]:
+def validate(table: dict, where: object, exports: dict[str, str]) -> list[str]:
     name = "hooks"
     if "url" not in table:
         return [f"{where}: [{name}] a webhook hook needs url = \"https://...\""]
@@ -74,7 +57,7 @@ def validate(table: dict, where: object) -> list[str]:
     if isinstance(port, int) and port > 65535:
         errors.append(f"{where.key('callback_port')}: [{name}] callback_port must be a port number (0-65535; 0: any free port), got {port}")  # type: ignore[attr-defined]
     url = table.get("url")
-    exports = known_exports()
+    exports = known_exports(exports)
     if isinstance(url, str):
         problem = url_problem(url) if "${" not in url and "{{" not in url else None
         if problem:
@@ -207,9 +190,9 @@ def shown_headers(headers: dict[str, str]) -> str:
 # ---- templates ----
 
 
-def known_exports() -> dict[str, str]:
+def known_exports(exports: dict[str, str]) -> dict[str, str]:
     """Names usable besides the context: exports of earlier actions, and CALLBACK_URL."""
-    return {**exported_names(), "callback_url": "CALLBACK_URL"}
+    return {**exports, "callback_url": "CALLBACK_URL"}
 
 
 def expand_env(text: str, env: dict[str, str]) -> str:

@@ -24,10 +24,10 @@ RESPONSE_KEEP = 2000  # bytes of the endpoint's answer kept for the trace
 # ---- the request ----
 
 
-def substitute(text: str, values: dict[str, str], env: dict[str, str], url_quote: bool = False) -> str:
+def substitute(text: str, values: dict[str, str], env: dict[str, str], exports: dict[str, str], url_quote: bool = False) -> str:
     """Context variables (percent-encoded in a URL), then any other ${NAME}
     from the environment (as is: `url = "${SLACK_WEBHOOK}"`)."""
-    exports = known_exports()
+    exports = known_exports(exports)
     if url_quote:
         text = template.substitute(text, lambda key, state: quote(values.get(key, ""), safe=""), exports)
     else:
@@ -35,14 +35,14 @@ def substitute(text: str, values: dict[str, str], env: dict[str, str], url_quote
     return expand_env(text, env)
 
 
-def render_body(body: object, values: dict[str, str], env: dict[str, str]) -> object:
+def render_body(body: object, values: dict[str, str], env: dict[str, str], exports: dict[str, str]) -> object:
     """The body with every string leaf substituted; encoded as JSON afterwards."""
     if isinstance(body, str):
-        return substitute(body, values, env)
+        return substitute(body, values, env, exports)
     if isinstance(body, dict):
-        return {str(k): render_body(v, values, env) for k, v in body.items()}
+        return {str(k): render_body(v, values, env, exports) for k, v in body.items()}
     if isinstance(body, list):
-        return [render_body(v, values, env) for v in body]
+        return [render_body(v, values, env, exports) for v in body]
     if hasattr(body, "isoformat"):  # TOML dates and times
         return body.isoformat()  # type: ignore[attr-defined]
     return body
@@ -172,9 +172,9 @@ def run(action: object, ctx: RunContext) -> ActionResult:
     spec = action
     method = str(spec["method"])  # type: ignore[index]
     values = dict(ctx.values)
-    url = substitute(str(spec["url"]), values, ctx.env, url_quote=True)  # type: ignore[index]
+    url = substitute(str(spec["url"]), values, ctx.env, ctx.exports, url_quote=True)  # type: ignore[index]
     shown = f"{method} {redact_url(url)}"
-    headers = {k: substitute(v, values, ctx.env) for k, v in (spec.get("headers") or {}).items()}  # type: ignore[attr-defined]
+    headers = {k: substitute(v, values, ctx.env, ctx.exports) for k, v in (spec.get("headers") or {}).items()}  # type: ignore[attr-defined]
     problem = url_problem(url, resolve=False)  # a host name is resolved once, by send_once, which connects to what it checked
     if problem:
         problem = f"url {problem}"
@@ -200,7 +200,7 @@ def run(action: object, ctx: RunContext) -> ActionResult:
         elif body is None:
             data = ctx.stdin  # the hook context, as every hook gets it
         else:
-            rendered = render_body(body, values, {**ctx.env, **({"CALLBACK_URL": gate.url} if gate else {})})
+            rendered = render_body(body, values, {**ctx.env, **({"CALLBACK_URL": gate.url} if gate else {})}, ctx.exports)
             data = json.dumps(rendered, ensure_ascii=False).encode("utf-8")
         if problem:  # the gate still waits: the person can answer from the terminal
             sent_text = f"not sent ({problem})"

@@ -9,7 +9,7 @@ false), and how long saving may take. Pure.
 from ralph.rules.guard.state import RISKY_WORDS, could_push
 
 # The keys of [guard] and their defaults. Their kinds and help for ralph.toml
-# are declared in ralph.rules.guard.guard_table (the config schema, which a
+# are declared in ralph.config.tables.guard (the config schema, which a
 # command judged without a ralph.toml never loads).
 LISTS = ("block_git_subcommands", "block_programs", "allow_commands")  # each empty by default
 # the family switches, each on by default
@@ -38,7 +38,7 @@ class GuardPolicy:
     @classmethod
     def from_values(cls, values: dict) -> "GuardPolicy":
         """From the checked [guard] values (ralph.config.reading.section_values(config,
-        "guard", path) validates them against guard_table.GUARD_KEYS, with file:line)."""
+        "guard", path) validates them against ralph.config.tables.guard, with file:line)."""
         lists = [tuple(values.get(key, ())) for key in LISTS]
         families = {key: bool(values.get(key, True)) for key in FAMILIES}
         return cls(*lists, families=families, save_seconds=values.get("save_seconds", SAVE_SECONDS))

@@ -13,25 +13,13 @@ summaries found nothing; a fail pattern wins over a pass pattern. Declaring a
 command never makes a non-test command's output count: the patterns apply to
 declared commands only.
 
-TESTS_TABLE declares the section (ralph.config checks it like every other
-table: errors read `<file>:<line>: [tests] key: ...`). Pure: no file is read
-here.
+ralph.config.tables.tests declares the section (ralph.config checks it like
+every other table: errors read `<file>:<line>: [tests] key: ...`). Pure: no
+file is read here.
 """
 from __future__ import annotations
 
-from ralph.config.schema import Key, Table
-
 BASELINE_MODES = ("first_runs", "verify", "off")
-MAX_ENTRIES = 50
-
-TESTS_KEYS: dict[str, Key] = {
-    "commands": Key((), "strings", (0, MAX_ENTRIES), "command prefixes that run this project's tests"),
-    "fail_patterns": Key((), "regexes", (0, MAX_ENTRIES), "regexes (per line) that mean a declared run failed"),
-    "pass_patterns": Key((), "regexes", (0, MAX_ENTRIES), "regexes (per line) that mean a declared run passed"),
-    "baseline": Key("first_runs", "choice:" + "|".join(BASELINE_MODES), None,
-                    "which failing tests count as already failing: first_runs, verify or off"),
-}
-TESTS_TABLE = Table("tests", TESTS_KEYS, "the project's own test commands and what their output means")
 
 
 class TestsConfig:

@@ -1,7 +1,7 @@
 """The forge models: merges and remote writes made through a forge's CLI or
 API, and the other front ends that push or merge.
 
-Blocked by default, each family switchable in [guard] (ralph.rules.guard.guard_table.GUARD_KEYS):
+Blocked by default, each family switchable in [guard] (ralph.config.tables.guard.GUARD_KEYS):
 - forge_merges: `gh pr merge`, `glab mr merge` (`accept`), `hub merge`;
   help forms (`--help`, `-h`) excepted.
 - forge_api_writes: `gh api` / `glab api` / `hub api` calls that merge

@@ -1,7 +1,8 @@
-"""The [guard] table as ralph.toml declares it: each key's kind, limits and
-help, with the defaults ralph.rules.guard.policy gives them (the guard itself
-never loads this module: a project without a ralph.toml uses the policy's
-defaults, and the config schema stays off that hook call)."""
+"""[guard]: each key's kind, limits and help, with the defaults the pure
+rule holds (ralph.rules.guard.policy: its lists, its families, how long
+saving may take). The guard itself never loads this module: a project
+without a ralph.toml uses the policy's defaults, and the config schema stays
+off that hook call."""
 from ralph.config.schema import Key, Table
 from ralph.rules.guard.policy import FAMILIES, LISTS, SAVE_SECONDS
 

@@ -2,13 +2,28 @@
 declaration, and a table nobody declares refused by name with the known
 ones (and "did you mean" for a near miss). ralph-loop runs this before it
 starts and `ralph doctor` reports it; a hook, which reads one table, only
-logs an unknown one (ralph.config.reading.section_or_defaults)."""
+logs an unknown one (ralph.config.reading.section_or_defaults).
+
+Here, above every owner, because some tables say more than their keys: the
+owner of [hooks] reads it whole (its settings beside the hook tables of each
+point), and only the loop's settings can tell that the stages are named
+once each. The config package holds declarations, not owners' code.
+"""
 import os
 
 from ralph.config import registry
 from ralph.config.reading import UNKNOWN_TABLE, load_config, section
 from ralph.config.schema import ConfigError, resolve, validate_table
+from ralph.loop.lifecycle import config as lifecycle_config
+from ralph.run.settings import check_stages
 from ralph.state.locations import CONFIG_FILE, config_path
+
+# table -> its owner's reading of it, in place of the key-by-key check:
+# section_values(config, path), raising ConfigError
+OWNER_VALUES = {"hooks": lifecycle_config.section_values}
+# table -> what only the whole file can tell, run once every key is valid:
+# check(config, path), raising ConfigError
+WHOLE_FILE_CHECKS = {"loop": check_stages}
 
 
 def config_errors(config: dict, path: str | None) -> list[str]:
@@ -23,21 +38,21 @@ def config_errors(config: dict, path: str | None) -> list[str]:
         except ConfigError as e:
             errors.append(str(e))
             continue
-        declared = registry.table(name)
-        if declared.values is not None:
+        owner_values = OWNER_VALUES.get(name)
+        if owner_values is not None:
             try:
-                declared.values(config, path)  # type: ignore[operator]
+                owner_values(config, path)
             except ConfigError as e:
                 errors.append(str(e))
         else:
-            validate_table(table, declared.keys, path, name, errors=errors)
+            validate_table(table, registry.table(name).keys, path, name, errors=errors)
     if not errors:
         # what only the whole file can tell (the loop's stages, their unique names)
         for name in config:
-            check = registry.table(name).check
+            check = WHOLE_FILE_CHECKS.get(name)
             if check is not None:
                 try:
-                    check(config, path)  # type: ignore[operator]
+                    check(config, path)
                 except ConfigError as e:
                     errors.append(str(e))
     return errors
