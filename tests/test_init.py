@@ -199,3 +199,45 @@ def test_a_refused_commit_leaves_init_files_untracked_and_shows_gits_message(tmp
     assert p.log() == ["initial"]
     assert git(p.root, "diff", "--cached", "--name-only") == ""  # unstaged again
     assert "git add -- " in done.stdout
+
+
+def on_a_terminal(p: Project, answer: bytes) -> str:
+    """`ralph init` with a terminal for stdin and stdout (a pty), answering
+    its question with `answer`; everything it printed."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([RALPH, "init"], cwd=p.root, env=p.env(), stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen = b""
+    answered = False
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+        if not answered and b"[Y/n]" in seen:
+            os.write(master, answer)
+            answered = True
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    assert answered, seen
+    return seen.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("answer, commits", [(b"\n", True), (b"n\n", False)])
+def test_on_a_terminal_init_asks_before_it_commits(tmp_path, answer: bytes, commits: bool) -> None:
+    p = Project(tmp_path, None)
+    said = on_a_terminal(p, answer)
+    assert "Commit these 8 file(s) as one commit of their own" in said
+    if commits:
+        assert p.log() == [init.COMMIT_MESSAGE, "initial"] and "committed the 8 file(s)" in said
+    else:
+        assert p.log() == ["initial"] and "git add -- " in said

@@ -30,6 +30,7 @@ import os
 import shlex
 import sys
 import textwrap
+from typing import TextIO
 
 from ralph.config.registry import tables
 from ralph.config.schema import Key
@@ -236,12 +237,12 @@ def ask(question: str) -> bool:
         return False
 
 
-def commit_step(root: str, created: list[str], wanted: bool | None, out: object) -> int:
+def commit_step(root: str, created: list[str], wanted: bool | None, out: TextIO) -> int:
     """Commit what init created (wanted: --commit / --no-commit; None: ask on
     a terminal, else do not), or print the command that does. 1 when
     --commit was asked and could not be done."""
     if not in_git(root):
-        out.write("note: not a git repository: ralph-loop works in one. `git init`, then commit these files: "  # type: ignore[attr-defined]
+        out.write("note: not a git repository: ralph-loop works in one. `git init`, then commit these files: "
                   f"{commit_command(root, created)}\n")
         return 1 if wanted else 0
     paths = untracked(root, created)
@@ -253,18 +254,25 @@ def commit_step(root: str, created: list[str], wanted: bool | None, out: object)
     if wanted and not reason:
         done, said = commit_created(root, paths)
         if done:
-            out.write(f"committed the {len(paths)} file(s) as {said} \"{COMMIT_MESSAGE}\"; "  # type: ignore[attr-defined]
+            out.write(f"committed the {len(paths)} file(s) as {said} \"{COMMIT_MESSAGE}\"; "
                       "anything else you had changed or staged is as it was\n")
             return 0
         lines = [line for line in said.splitlines() if line.strip()][-8:]
-        out.write("git could not commit them:\n    " + "\n    ".join(lines) + "\n")  # type: ignore[attr-defined]
+        out.write("git could not commit them:\n    " + "\n    ".join(lines) + "\n")
     elif reason:
-        out.write(f"not committed: {reason}.\n")  # type: ignore[attr-defined]
+        out.write(f"not committed: {reason}.\n")
     else:
-        out.write("not committed (`ralph init --commit` commits them).\n")  # type: ignore[attr-defined]
-    out.write("ralph-loop refuses to start while ralph.toml is uncommitted, and its first commit would take in the new "  # type: ignore[attr-defined]
-              f"files of .ralph/. Commit them first, as one commit of their own:\n  {commit_command(root, paths)}\n")
+        out.write("not committed (`ralph init --commit` commits them).\n")
+    out.write(f"{why_commit(paths)} Commit them first, as one commit of their own:\n  {commit_command(root, paths)}\n")
     return 1 if wanted else 0
+
+
+def why_commit(paths: list[str]) -> str:
+    """What the first run does with these files left uncommitted."""
+    sweeps = "its first commit would take in the new files of .ralph/ with the agent's work"
+    if "ralph.toml" in paths:
+        return f"ralph-loop refuses to start while ralph.toml is uncommitted, and {sweeps}."
+    return f"ralph-loop's {sweeps}."
 
 
 def main(argv: list[str]) -> int:
