@@ -33,3 +33,25 @@ def test_demo_table_is_readable() -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:3] == ["#", "event", "tool"]
     assert any("DENY" in line and "git push" in line for line in lines)
+
+
+def test_demo_last_line_says_where_the_hook_logs_are_and_is_true(tmp_path) -> None:
+    """With --keep it names the hook logs, which are there (the interactive
+    steps' under .git/, the loop run's under .ralph/); without, it says they
+    went with the temp project, which is gone."""
+    import os
+    import shutil
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    kept = subprocess.run([RALPH, "demo", "--keep"], capture_output=True, text=True, timeout=300, env=env)
+    assert kept.returncode == 0, kept.stderr
+    lines = kept.stdout.splitlines()
+    root = lines[-2].removeprefix("project kept at ")
+    assert os.path.isdir(root) and lines[-1] == (f"Hook logs: {root}/.git/ralph/logs/hooks.jsonl, {root}/.ralph/logs/hooks.jsonl")
+    for path in lines[-1].removeprefix("Hook logs: ").split(", "):
+        assert os.path.getsize(path) > 0
+    shutil.rmtree(root)
+    gone = subprocess.run([RALPH, "demo"], capture_output=True, text=True, timeout=300, env=env)
+    assert gone.returncode == 0, gone.stderr
+    assert gone.stdout.splitlines()[-1] == "Hook logs: deleted with the temp project (`ralph demo --keep` keeps it)"
+    assert os.listdir(tmp_path) == []

@@ -182,14 +182,31 @@ def main(argv: list[str]) -> int:
             print_table(rows)
             print_details(rows)
             codes = sorted({r[6]["exit"] for r in rows})
-            log_hint = os.path.join(root, ".ralph/logs/hooks.jsonl") if args.keep else "kept with --keep"
-            print(f"\nEvery call exited {codes} and printed one JSON object. Hook log: {log_hint}")
-        if args.keep:
-            print(f"project kept at {root}")
-        return 0 if all(r[6]["exit"] == 0 for r in rows) else 1
+            print(f"\nEvery call exited {codes} and printed one JSON object.")
+        status = 0 if all(r[6]["exit"] == 0 for r in rows) else 1
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+    if args.keep:
+        print(f"project kept at {root}")
+    if not args.json:
+        print(hook_logs_line(root))
+    return status
+
+
+# where the hook log of each step lands: an interactive session's under .git/,
+# a loop run's under .ralph/ (the demo starts a loop run halfway)
+HOOK_LOGS = (".git/ralph/logs/hooks.jsonl", ".ralph/logs/hooks.jsonl")
+
+
+def hook_logs_line(root: str) -> str:
+    """The demo's last line, true of what is on disk now: the hook logs kept, or that they are gone."""
+    kept = [os.path.join(root, rel) for rel in HOOK_LOGS if os.path.exists(os.path.join(root, rel))]
+    if kept:
+        return "Hook logs: " + ", ".join(kept)
+    if os.path.exists(root):
+        return f"Hook logs: none written in {root}"
+    return "Hook logs: deleted with the temp project (`ralph demo --keep` keeps it)"
 
 
 def print_details(rows: list, max_lines: int = 8) -> None:
