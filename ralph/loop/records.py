@@ -22,7 +22,7 @@ def new_run_id() -> str:
 
 def write_run_state(state_dir: str, state: dict) -> None:
     body = {"version": FORMAT_VERSION}
-    body.update(redact(state))
+    body.update(redact(state, items=None))  # whole lists: the report and `ralph status` count them
     atomic_write(os.path.join(state_dir, RUN_FILE), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -31,7 +31,9 @@ def read_run_state(state_dir: str) -> dict | None:
 
 
 def append_event(state_dir: str, event: dict) -> None:
-    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event), ensure_ascii=False))
+    # whole lists (a plan's 500 stories): the report counts what it reads here; the
+    # writers cap what they mean to cap (diffstat paths, denials) and record the count
+    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event, items=None), ensure_ascii=False))
 
 
 def read_events(state_dir: str) -> list[dict]:

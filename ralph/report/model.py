@@ -149,7 +149,8 @@ def build(events: list[dict], run_state: dict | None = None, run_id: str | None 
         wall = max([end_s] + [x for x in ends if x is not None])
     end_s = max(end_s, wall)
 
-    stories = story_table(finish_event, rows, by_kind.get("story_blocked", []), wait_rows)
+    listed, final = plan_list(finish_event, by_kind)
+    stories = story_table(listed, final, rows, by_kind.get("story_blocked", []), wait_rows)
     usage = usage_totals(rows)
     handoff = handoff_of(handoff_event, state)
     merge_requests = [{"iteration": e.get("iteration"), "story": text(e.get("story")) or None,
@@ -329,10 +330,23 @@ def kept_usage(state: dict) -> dict | None:
     return {"cost_usd": number(usage.get("cost_usd")), "tokens": sum(tokens) if tokens else None}  # type: ignore[arg-type]
 
 
-def story_table(finish_event: dict | None, rows: list[dict], blocked_events: list[dict], waits: list[dict]) -> list[dict]:
-    """One entry per story: those of the plan at the finish (in its order),
-    then any other that iterations or waits name."""
-    listed = (finish_event or {}).get("stories")
+def plan_list(finish_event: dict | None, by_kind: dict[str, list[dict]]) -> tuple[list | None, bool]:
+    """The plan's stories as last recorded, and whether that is at the finish.
+    Before the finish (a report made mid-run, a killed run) it is the list of
+    the last stage end, else of the run's start: the iterations since say
+    which of them got done or blocked."""
+    if finish_event is not None and isinstance(finish_event.get("stories"), list):
+        return finish_event["stories"], True
+    for event in reversed(by_kind.get("stage_complete", []) + by_kind.get("run_start", [])[:1]):
+        if isinstance(event.get("stories"), list):
+            return event["stories"], False
+    return None, False
+
+
+def story_table(listed: list | None, final: bool, rows: list[dict], blocked_events: list[dict], waits: list[dict]) -> list[dict]:
+    """One entry per story: those of the plan as last listed (in its order),
+    then any other that iterations or waits name. A list from before the
+    finish (`final` False) gives way to what the iterations did since."""
     order: dict[str, dict] = {}
     if isinstance(listed, list):
         for item in listed:
@@ -363,8 +377,10 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
             blocks[story_id] = {"reason": f"the agent marked it blocked in iteration {mine[-1]['iteration']}", "question": None,
                                 "by": "agent", "at": mine[-1]["started"]}
         state = entry["state"]
+        last = mine[-1] if mine else None
+        if state == "todo" and not final and (last is not None or story_id in blocks):  # listed before these iterations ran
+            state = ""
         if not state:  # not in the finish record: the last iteration says
-            last = mine[-1] if mine else None
             state = "done" if last and last["result"] == "done" else ("blocked" if story_id in blocks or (last and last["category"] == "blocked") else "todo")
         costs = [r["cost_usd"] for r in mine if r["cost_usd"] is not None]
         commits = [r for r in mine if r["commit"]]
@@ -416,7 +432,26 @@ def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_re
         for request in merge_requests:
             items.append({"kind": "merge_requested", "story": request["story"],
                           "text": f"the agent asked for a merge ({request['summary']}); [handoff] mode is none, so nothing was handed off"})
+    left = [s["id"] for s in stories if s["state"] == "todo"]
+    if left:  # so "nothing needs you" is never said of a run with stories to do
+        items.append({"kind": "stories_left", "story": None, "text": stories_left_text(left, len(stories), finish)})
     return items
+
+
+# finish type -> what to do about the stories it left (the others: run ralph-loop again)
+LEFT_ACTION = {
+    "max_iterations": "raise --max-iterations or the stage's max_iterations, then run ralph-loop again",
+    "budget": "raise the spent budget ([loop] max_cost_usd or max_tokens in ralph.toml, or --max-cost-usd), then run ralph-loop again",
+    "rate_limited": "run ralph-loop again once the usage limit resets",
+    "no_changes": "read the last iterations' logs, then run ralph-loop again (or raise no_progress_limit)",
+}
+
+
+def stories_left_text(left: list[str], total: int, finish: dict) -> str:
+    how = finish["message"] or finish["type"] or "the run has no finish record"
+    shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+    action = LEFT_ACTION.get(str(finish["type"]), "run ralph-loop again to go on")
+    return f"{len(left)} of {total} stories are not done ({how}): {shown}; {action}"
 
 
 def timeline(stories: list[dict], rows: list[dict], waits: list[dict], end_s: float) -> dict:
