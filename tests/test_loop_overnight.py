@@ -118,6 +118,32 @@ def test_a_usage_limit_is_waited_out_and_the_same_story_runs_again(tmp_path, mon
     assert state["usage"]["stories"]["US-001"]["iterations"] == 2 and state["usage"]["turns"] == 13
 
 
+@pytest.fixture
+def kolkata(monkeypatch):
+    """A local time zone that is not UTC (and has no daylight saving time)."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_wait_says_every_time_one_way_local_with_its_zone(tmp_path, monkeypatch, kolkata) -> None:
+    p = project(tmp_path)
+    p.script(runs=[[{"replay": "subscription_429_reset"}], work("US-001"), work("US-002")])
+    code, out = run_here(p, monkeypatch, clock=FakeClock(RESETS_AT - 3600))
+    assert code == 0, out
+    [wait] = p.events("wait")
+    assert "resets 3:59pm (UTC)" in wait["detail"]  # the record keeps the client's words
+    assert wait["until"] == waits.iso(RESETS_AT + waits.RESET_MARGIN_SECONDS) and wait["until"].endswith("Z")
+    resets = time.strftime("%H:%M", time.localtime(RESETS_AT))
+    until = time.strftime("%H:%M", time.localtime(RESETS_AT + waits.RESET_MARGIN_SECONDS))
+    assert time.localtime(RESETS_AT).tm_zone == "IST" and resets != time.strftime("%H:%M", time.gmtime(RESETS_AT))
+    line = next(line for line in out.splitlines() if "usage limit:" in line)
+    assert f"resets {resets} IST; waiting 1h00m until {until} IST, then US-001 again" in line, line
+    assert "pm" not in line and "(UTC)" not in line
+
+
 def test_without_a_reset_time_the_wait_doubles_until_max_wait_then_rate_limited(tmp_path, monkeypatch) -> None:
     p = project(tmp_path, retry_backoff_seconds=60, max_wait_minutes=5)
     p.script(default=[{"replay": "api_key_429"}])
@@ -143,7 +169,9 @@ def test_a_reset_past_max_wait_finishes_at_once(tmp_path, monkeypatch) -> None:
     code, out = run_here(p, monkeypatch, clock=clock)
     assert code == 8, out
     assert p.invocations() == 1 and clock.slept == 0 and not p.events("wait")
-    assert f"resets at {waits.iso(RESETS_AT)}" in p.run_state()["finish"]["message"]
+    message = p.run_state()["finish"]["message"]
+    assert f"resets at {time.strftime('%H:%M %Z', time.localtime(RESETS_AT))} (7h00m from now)" in message, message
+    assert "(UTC)" not in message
 
 
 def test_transient_errors_are_retried_with_backoff_uncounted(tmp_path, monkeypatch) -> None:
