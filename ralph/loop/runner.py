@@ -232,8 +232,9 @@ def end(run: Run, finish: Finish) -> int:
     run.display.message(
         f"finished: {finish.type} — {finish.message}{problem} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
     )
-    if delivery.report_line(run):
-        run.display.message(delivery.report_line(run))
+    for line in (delivery.report_line(run), delivery.checkout_line(run)):
+        if line:
+            run.display.message(line)
     return code
 
 
