@@ -287,6 +287,26 @@ def test_a_cost_budget_ends_the_run_after_the_iteration_that_spent_it(tmp_path, 
     assert "iteration 1: US-001: done" in out and "6 turn(s) · 720 tokens · $0.0048" in out
 
 
+def test_a_run_started_again_after_a_budget_stop_says_what_was_spent_before_and_what_is_left(tmp_path, monkeypatch) -> None:
+    p = Project(tmp_path, PLAN + "- [ ] US-003: Third\n", config=config(max_cost_usd=0.006))
+    p.script(runs=[work("US-001"), work("US-002"), work("US-003")])
+    code, out = run_here(p, monkeypatch)
+    assert code == 7 and "earlier runs" not in out, out
+    # again, the same budget: it stops before any agent runs, and says why
+    code, out = run_here(p, monkeypatch)
+    assert code == 7 and p.invocations() == 2, out
+    assert ("budget: earlier runs that did not complete spent $0.0096, 1.4k tokens; it counts toward this run's budgets "
+            "until a run completes; left: $0.0000 of max_cost_usd $0.0060; nothing left, so the run stops at once: "
+            "raise --max-cost-usd to go on") in out, out
+    message = p.run_state()["finish"]["message"]
+    assert message == ("the agents cost $0.0096 (the client's estimate from list prices: $0.0096 in earlier runs, which count "
+                       "until a run completes, $0.0000 in this one), max_cost_usd is $0.0060; raise it (--max-cost-usd) to go on")
+    # a raised budget: what is left of it, and the run goes on
+    code, out = run_here(p, monkeypatch, "--max-cost-usd", "0.02")
+    assert code == 0 and p.invocations() == 3, out
+    assert "spent $0.0096, 1.4k tokens; it counts toward this run's budgets until a run completes; left: $0.0104 of max_cost_usd $0.0200\n" in out, out
+
+
 def test_a_story_cost_budget_blocks_the_story(tmp_path, monkeypatch) -> None:
     p = project(tmp_path, max_cost_usd_per_story=0.004, max_iterations_per_story=0, no_progress_limit=0)
     claude = p.claude_stand_in()

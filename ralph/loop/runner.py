@@ -88,6 +88,8 @@ def start(run: Run) -> None:
     paths.ensure_gitignore(run.root, run.state_dir)
     run.sandbox = sandbox_layer.prepare(run)
     hook_calls.load(run)
+    if budgets.carried_line(run):
+        run.display.message(budgets.carried_line(run))
     records.append_event(run.state_dir, {
         "event": "run_start", "run_id": run.run_id, "at": run.started_at, "plan": run.plan_rel,
         "stages": [s.name for s in run.settings.stages], "stories": plan_states(run), **branch,
