@@ -36,19 +36,19 @@ def exhausted(run: Run, story: Story) -> bool:
     max_seconds = float(run.settings["max_minutes_per_story"]) * 60
     max_cost = run.settings["max_cost_usd_per_story"]
     spent = run.usage.story_cost(story.id)
-    why = ""
+    why = key = ""
     if max_iterations and budget.iterations >= max_iterations:
-        why = f"used its {max_iterations} iteration(s)"
+        why, key = f"used its {max_iterations} iteration(s)", "max_iterations_per_story"
     elif max_seconds and budget.seconds >= max_seconds:
-        why = f"used its {run.settings['max_minutes_per_story']} minute(s) ({format_duration(budget.seconds)})"
+        why, key = f"used its {run.settings['max_minutes_per_story']} minute(s) ({format_duration(budget.seconds)})", "max_minutes_per_story"
     elif max_cost is not None and spent >= max_cost:
-        why = f"spent {format_cost(spent)} of its {format_cost(float(max_cost))} cost budget"
+        why, key = f"spent {format_cost(spent)} of its {format_cost(float(max_cost))} cost budget", "max_cost_usd_per_story"
     if not why:
         return False
     set_story_state(run.plan_path, story.id, "blocked")
     summary = f"{story.id} {why} without being verified done; marked blocked ([!]) in {run.plan_rel}"
     run.fail(story.id, "budget", summary)
-    hook_calls.story_blocked(run, story.id, story.title, why, "budget", iterations=budget.iterations,
+    hook_calls.story_blocked(run, story.id, story.title, why, "budget", budget=key, iterations=budget.iterations,
                              seconds=round(budget.seconds, 1), cost_usd=round(spent, 6))
     run.display.message(summary)
     run.no_progress = 0

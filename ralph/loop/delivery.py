@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
 from ralph.loop import branch, handoff, records
 from ralph.loop.lifecycle.spawn import DEPTH_VAR
-from ralph.loop.quoting import shell_quote
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
 from ralph.report import files as report_files
@@ -214,5 +214,5 @@ def checkout_line(run: Run) -> str:
         where += f" (not the run branch {chosen.name})"
     else:
         where += " (the run branch)"
-    back = f"git switch {shell_quote(chosen.previous)}" if chosen.previous else f"git switch --detach {chosen.base[:12]}"
+    back = f"git switch {shlex.quote(chosen.previous)}" if chosen.previous else f"git switch --detach {chosen.base[:12]}"
     return f"checkout: {where}; to go back to where you were: {back}"

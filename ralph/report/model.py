@@ -188,7 +188,7 @@ def build(events: list[dict], run_state: dict | None = None, run_id: str | None 
             "handoff": handoff,
             "commits": sum(1 for r in rows if r["commit"]),
         },
-        "act_on": act_on(stories, rows, handoff, merge_requests, finish),
+        "act_on": act_on(stories, rows, handoff, merge_requests, finish, text(start.get("plan"))),
         "stories": stories,
         "iterations": rows,
         "waits": wait_rows,
@@ -248,6 +248,7 @@ def iteration_row(event: dict, offset: object, hooks: list[dict]) -> dict:
             "result": text(verify.get("result")), "verdict": text(verify.get("verdict")) or None,
             "exit_code": verify.get("exit_code"), "seconds": number(verify.get("seconds")),
             "failing_tests": [text(t) for t in verify.get("failing_tests") or []], "error": text(verify.get("error")) or None,
+            "excerpt": text(verify.get("excerpt")) or None,
         },
         "denial_count": int(event.get("guard_denials") or 0) if isinstance(event.get("guard_denials"), int) else 0,
         "denials": [{"command": text(d.get("command")), "reason": text(d.get("reason"))}
@@ -363,7 +364,10 @@ def story_table(listed: list | None, final: bool, rows: list[dict], blocked_even
     blocks: dict[str, dict] = {}
     for event in blocked_events:
         blocks[text(event.get("story"))] = {"reason": text(event.get("reason")), "question": text(event.get("question")) or None,
-                                            "by": text(event.get("by")) or None, "at": text(event.get("at"))}
+                                            # records from before `by` was written: the budget's is the one with seconds
+                                            "by": text(event.get("by")) or ("budget" if "seconds" in event else None),
+                                            "at": text(event.get("at")),
+                                            "budget": text(event.get("budget")) or None}
     by_story: dict[str, list[dict]] = {}
     for row in rows:
         by_story.setdefault(row["story"], []).append(row)
@@ -375,7 +379,7 @@ def story_table(listed: list | None, final: bool, rows: list[dict], blocked_even
         mine = by_story.get(story_id, [])
         if story_id not in blocks and mine and mine[-1]["category"] == "blocked":
             blocks[story_id] = {"reason": f"the agent marked it blocked in iteration {mine[-1]['iteration']}", "question": None,
-                                "by": "agent", "at": mine[-1]["started"]}
+                                "by": "agent", "at": mine[-1]["started"], "budget": None}
         state = entry["state"]
         last = mine[-1] if mine else None
         if state == "todo" and not final and (last is not None or story_id in blocks):  # listed before these iterations ran
@@ -401,41 +405,123 @@ def story_table(listed: list | None, final: bool, rows: list[dict], blocked_even
     return stories
 
 
-def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_requests: list[dict], finish: dict) -> list[dict]:
-    """What the person must look at first, most urgent first."""
+def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_requests: list[dict], finish: dict,
+           plan: str = "") -> list[dict]:
+    """What the person must look at first: the run's own problems, then one
+    entry per story that needs them, grouped: blocked (the agent's question
+    and how to answer it), failed (what failed, the last verify excerpt, one
+    restore command), stopped by a budget or a limit (what to raise). Every
+    entry has `group`, `kind`, `story` and `text` (its one-line form)."""
     items = []
     if finish["type"] in ("error", "hook_abort") or finish["type"] is None:
-        items.append({"kind": "finish", "story": None,
+        items.append({"group": "run", "kind": "finish", "story": None,
                       "text": f"the run ended with {finish['type']}: {finish['message']}" if finish["type"]
                       else "the run has no finish record: it is still running, or it was killed"})
     if handoff is not None and not handoff["ok"]:
-        items.append({"kind": "handoff_failed", "story": None,
+        items.append({"group": "run", "kind": "handoff_failed", "story": None,
                       "text": f"the hand-off ({handoff['mode']}) failed: {handoff['error']}; the commits are on {handoff['branch'] or 'the run branch'}"})
     for row in rows:
         rollback = row["rollback"]
         if rollback and not rollback["restored"]:
-            items.append({"kind": "rollback_failed", "story": row["story"], "command": rollback["command"],
+            items.append({"group": "run", "kind": "rollback_failed", "story": row["story"], "command": rollback["command"],
                           "text": f"iteration {row['iteration']}: the rollback could not reset the tree: {rollback['message']}"})
-    for story in stories:
-        if story["state"] == "blocked":
-            block = story["blocked"] or {}
-            question = block.get("question")
-            items.append({"kind": "blocked", "story": story["id"], "question": question,
-                          "text": f"{story['id']} is blocked" + (f": {block['reason']}" if block.get("reason") else "")})
-    done = {s["id"] for s in stories if s["state"] == "done"}
-    for row in rows:
-        rollback = row["rollback"]
-        if rollback and rollback["restored"] and rollback["id"] and row["story"] not in done:
-            items.append({"kind": "rollback_saved", "story": row["story"], "command": rollback["command"],
-                          "text": f"iteration {row['iteration']} of {row['story']} was rolled back and {row['story']} is not done; its work is saved"})
     if merge_requests and (handoff is None or handoff["mode"] == "none"):
         for request in merge_requests:
-            items.append({"kind": "merge_requested", "story": request["story"],
+            items.append({"group": "run", "kind": "merge_requested", "story": request["story"],
                           "text": f"the agent asked for a merge ({request['summary']}); [handoff] mode is none, so nothing was handed off"})
-    left = [s["id"] for s in stories if s["state"] == "todo"]
+    by_story: dict[str, list[dict]] = {}
+    for row in rows:
+        by_story.setdefault(row["story"], []).append(row)
+    entries = [story_entry(story, by_story.get(story["id"], []), plan or "the plan") for story in stories]
+    for group in GROUPS:
+        items += [entry for entry in entries if entry is not None and entry["group"] == group]
+    failed = {entry["story"] for entry in entries if entry is not None and entry["group"] == "failed"}
+    left = [s["id"] for s in stories if s["state"] == "todo" and s["id"] not in failed]
     if left:  # so "nothing needs you" is never said of a run with stories to do
-        items.append({"kind": "stories_left", "story": None, "text": stories_left_text(left, len(stories), finish)})
+        items.append({"group": "stopped", "kind": "stories_left", "story": None, "stories": left,
+                      "action": LEFT_ACTION.get(str(finish["type"]), "run ralph-loop again to go on"),
+                      "text": stories_left_text(left, len(stories), finish, bool(failed))})
     return items
+
+
+GROUPS = ("blocked", "failed", "stopped")
+# results of an iteration that failed the story (a story left with one of these last is "failed");
+# the others that leave it to do (incomplete, interrupted, budget_exhausted, skipped_by_hook) stop it
+FAILED_WHAT = {
+    "verify_failed": "the verify command failed",
+    "timeout": "the agent ran out of time (agent_timeout_seconds)",
+    "agent_failed": "the agent failed",
+    "agent_not_started": "the agent could not start",
+    "commit_failed": "the commit failed",
+    "merge_detected": "the agent merged or rewrote history, so the iteration was rolled back",
+    "git_config_changed": "the agent changed the git configuration, so the iteration was rolled back",
+    "guard_stopped": "the guard stopped the agent",
+}
+# story_blocked's `budget` (the key it used up) -> what to raise; without one, any of them
+STORY_BUDGETS = ("max_iterations_per_story", "max_minutes_per_story", "max_cost_usd_per_story")
+
+
+def story_entry(story: dict, rows: list[dict], plan: str) -> dict | None:
+    """The story's entry in "Act on first", None when it needs nothing."""
+    counted = [r for r in rows if not r["waited"]]
+    last = counted[-1] if counted else None
+    saved = [r["rollback"] for r in rows if r["rollback"] and r["rollback"]["restored"] and r["rollback"]["command"]]
+    command = saved[-1]["command"] if saved else None
+    base = {"story": story["id"], "title": story["title"], "command": command, "iterations": len(counted)}
+    block = story["blocked"] or {}
+    what, excerpt = last_failure(last, counted)
+    if story["state"] == "blocked" and block.get("by") == "budget":
+        key = block.get("budget")
+        key_text = f"[loop] {key}" if key in STORY_BUDGETS else "its budget in [loop] (" + " or ".join(STORY_BUDGETS) + ")"
+        return {**base, "group": "stopped", "kind": "budget", "reason": block.get("reason") or "",
+                "raise": f"{key_text} in ralph.toml", "then": f"set its [!] back to [ ] in {plan} and run ralph-loop again",
+                "what": what, "excerpt": excerpt,
+                "text": f"{story['id']} was stopped by its budget: it {block.get('reason') or 'used its budget'}"}
+    if story["state"] == "blocked" and block.get("by") == "guard":
+        denials = [d for r in rows for d in r["denials"]]
+        return {**base, "group": "failed", "kind": "failed", "result": "guard_denials", "excerpt": None,
+                "what": f"the guard denied its commands again and again ({block.get('reason') or 'guard denials'})"
+                        + (": " + "; ".join(f"{d['command']} ({d['reason']})" for d in denials[-3:]) if denials else ""),
+                "fix": f"read the denials, change the story or the rules, set its [!] back to [ ] in {plan}, then run ralph-loop again",
+                "text": f"{story['id']} failed: the guard denied its commands again and again"}
+    if story["state"] == "blocked":
+        question = block.get("question")
+        reason = block.get("reason") or ""
+        return {**base, "group": "blocked", "kind": "blocked", "question": question, "reason": reason, "by": block.get("by"),
+                "answer": f"write your answer into the story in {plan} (the next prompt shows it), set its [!] back to [ ], "
+                          "then run ralph-loop again",
+                "text": f"{story['id']} is blocked" + (f": {reason}" if reason else "")}
+    if story["state"] == "todo" and last is not None and what:
+        return {**base, "group": "failed", "kind": "failed", "result": last["result"], "what": what, "excerpt": excerpt,
+                "fix": "read the excerpt and the iteration's log" + (", bring the saved work back if you want it" if command else "")
+                       + ", then run ralph-loop again (the next prompt shows the failure)",
+                "text": f"{story['id']} failed after {len(counted)} iteration(s): {what}"}
+    return None
+
+
+def last_failure(last: dict | None, counted: list[dict]) -> tuple[str | None, str | None]:
+    """What failed in the story's last counted iteration (None when it did not
+    fail), and the last verify excerpt of its iterations."""
+    if last is None or last["result"] not in FAILED_WHAT:
+        return None, None
+    what = FAILED_WHAT[last["result"]] + f" in iteration {last['iteration']}"
+    verify = last["verify"]
+    if last["result"] == "verify_failed" and verify:
+        what += f" ({verify_summary(verify)})"
+    elif last["error"]:
+        what += f": {last['error']}"
+    excerpts = [r["verify"]["excerpt"] for r in counted if r["verify"] and r["verify"].get("excerpt")]
+    return what, excerpts[-1] if excerpts else None
+
+
+def verify_summary(verify: dict) -> str:
+    if verify.get("error"):
+        return verify["error"]
+    parts = [f"exit {verify['exit_code']}" if verify.get("exit_code") is not None else verify.get("result") or "failed"]
+    failing = verify.get("failing_tests") or []
+    if failing:
+        parts.append(", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else ""))
+    return ": ".join(parts)
 
 
 # finish type -> what to do about the stories it left (the others: run ralph-loop again)
@@ -447,11 +533,12 @@ LEFT_ACTION = {
 }
 
 
-def stories_left_text(left: list[str], total: int, finish: dict) -> str:
+def stories_left_text(left: list[str], total: int, finish: dict, besides_failed: bool = False) -> str:
     how = finish["message"] or finish["type"] or "the run has no finish record"
     shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
     action = LEFT_ACTION.get(str(finish["type"]), "run ralph-loop again to go on")
-    return f"{len(left)} of {total} stories are not done ({how}): {shown}; {action}"
+    more = "more " if besides_failed else ""
+    return f"{len(left)} {more}of {total} stories are not done ({how}): {shown}; {action}"
 
 
 def timeline(stories: list[dict], rows: list[dict], waits: list[dict], end_s: float) -> dict:
