@@ -143,7 +143,8 @@ def test_a_sigkilled_run_still_counts_the_whole_plan(tmp_path) -> None:
 ACT_PLAN = ("# Plan\n\n- [ ] US-001: Pick a locale\n- [ ] US-002: Greet\n- [ ] US-003: Say goodbye\n"
             "- [ ] US-004: Docs\n- [ ] US-005: Release\n")
 CHECK = 'echo "checking ok.txt"\ntest -f ok.txt || { echo "FAILED: ok.txt is missing"; exit 1; }\n'
-QUESTION = "Should the greetings be in French or German?\nThe spec says both."
+# longer than the records' cut of a plain string (2,000 characters): the question is kept whole
+QUESTION = "Should the greetings be in French or German?\nThe spec says both.\n" + ("Notes: both locales were asked for. " * 80).rstrip()
 
 
 def report_blocked_step() -> dict:
