@@ -15,6 +15,6 @@ def env_secrets() -> tuple[str, ...]:
     return _secrets[0]
 
 
-def redact(value: object, limit: int | None = None, *, tail: bool = False) -> object:
+def redact(value: object, limit: int | None = None, *, tail: bool = False, items: int | None = rule.MAX_ITEMS) -> object:
     """rule.redact() with this process's environment secrets."""
-    return rule.redact(value, limit, tail=tail, secrets=env_secrets())
+    return rule.redact(value, limit, tail=tail, secrets=env_secrets(), items=items)

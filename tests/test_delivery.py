@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -57,11 +58,16 @@ def test_a_run_commits_on_its_own_branch_and_the_persons_branch_stays(tmp_path) 
     assert p.run_state()["branch"] == "ralph/todo-app"
     status = subprocess.run([RALPH, "status"], cwd=p.root, capture_output=True, text=True)
     assert "branch: ralph/todo-app" in status.stdout
-    # the person looks at main, then starts the loop again: it goes on where it was, on its branch
-    git(p.root, "checkout", "-q", "main")
+    # the last line says where the checkout is left, and how to go back
+    back = "ralph-loop: checkout: on ralph/todo-app (the run branch); to go back to where you were: git switch main"
+    assert first.stdout.splitlines()[-1] == back, first.stdout
+    # the person goes back with the command as printed, then starts the loop again: it goes on where it was, on its branch
+    subprocess.run(shlex.split(back.split(": ")[-1]), cwd=p.root, check=True, capture_output=True)
+    assert git(p.root, "symbolic-ref", "--short", "HEAD").strip() == "main"
     second = p.run_loop()
     assert second.returncode == 0, second.stdout + second.stderr
     assert "branch: working on the run branch ralph/todo-app (resumed)" in second.stdout
+    assert second.stdout.splitlines()[-1] == back, second.stdout
     assert p.events("run_start")[1]["branch_action"] == "resumed"
     assert rev(p.root, "main") == start
     assert git(p.root, "log", "--format=%s", "main..ralph/todo-app").split("\n")[:2] == ["feat(US-002): List tasks", "feat(US-001): Add a task"]
@@ -86,6 +92,20 @@ def test_branch_current_commits_where_the_person_is(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert branches(p.root) == ["main"] and git(p.root, "log", "--format=%s", "-1", "main").strip() == "feat(US-002): List tasks"
     assert p.events("run_start")[0]["branch_action"] == "current"
+    assert done.stdout.splitlines()[-1] == "ralph-loop: checkout: on main (as when the run started)", done.stdout
+
+
+def test_a_run_from_a_detached_head_says_how_to_go_back_to_it(tmp_path) -> None:
+    p = Project(tmp_path, PLAN, config=NO_SANDBOX)
+    start = rev(p.root, "main")
+    git(p.root, "checkout", "-q", "--detach")
+    p.script(default=DO_STORY)
+    done = p.run_loop("--once")
+    assert done.returncode == 3, done.stdout + done.stderr
+    back = f"git switch --detach {start[:12]}"
+    assert done.stdout.splitlines()[-1] == f"ralph-loop: checkout: on ralph/todo-app (the run branch); to go back to where you were: {back}"
+    subprocess.run(shlex.split(back), cwd=p.root, check=True, capture_output=True)
+    assert rev(p.root, "HEAD") == start
 
 
 def test_a_named_branch_that_git_refuses_stops_the_run(tmp_path) -> None:

@@ -118,6 +118,32 @@ def test_a_usage_limit_is_waited_out_and_the_same_story_runs_again(tmp_path, mon
     assert state["usage"]["stories"]["US-001"]["iterations"] == 2 and state["usage"]["turns"] == 13
 
 
+@pytest.fixture
+def kolkata(monkeypatch):
+    """A local time zone that is not UTC (and has no daylight saving time)."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_the_wait_says_every_time_one_way_local_with_its_zone(tmp_path, monkeypatch, kolkata) -> None:
+    p = project(tmp_path)
+    p.script(runs=[[{"replay": "subscription_429_reset"}], work("US-001"), work("US-002")])
+    code, out = run_here(p, monkeypatch, clock=FakeClock(RESETS_AT - 3600))
+    assert code == 0, out
+    [wait] = p.events("wait")
+    assert "resets 3:59pm (UTC)" in wait["detail"]  # the record keeps the client's words
+    assert wait["until"] == waits.iso(RESETS_AT + waits.RESET_MARGIN_SECONDS) and wait["until"].endswith("Z")
+    resets = time.strftime("%H:%M", time.localtime(RESETS_AT))
+    until = time.strftime("%H:%M", time.localtime(RESETS_AT + waits.RESET_MARGIN_SECONDS))
+    assert time.localtime(RESETS_AT).tm_zone == "IST" and resets != time.strftime("%H:%M", time.gmtime(RESETS_AT))
+    line = next(line for line in out.splitlines() if "usage limit:" in line)
+    assert f"resets {resets} IST; waiting 1h00m until {until} IST, then US-001 again" in line, line
+    assert "pm" not in line and "(UTC)" not in line
+
+
 def test_without_a_reset_time_the_wait_doubles_until_max_wait_then_rate_limited(tmp_path, monkeypatch) -> None:
     p = project(tmp_path, retry_backoff_seconds=60, max_wait_minutes=5)
     p.script(default=[{"replay": "api_key_429"}])
@@ -143,7 +169,9 @@ def test_a_reset_past_max_wait_finishes_at_once(tmp_path, monkeypatch) -> None:
     code, out = run_here(p, monkeypatch, clock=clock)
     assert code == 8, out
     assert p.invocations() == 1 and clock.slept == 0 and not p.events("wait")
-    assert f"resets at {waits.iso(RESETS_AT)}" in p.run_state()["finish"]["message"]
+    message = p.run_state()["finish"]["message"]
+    assert f"resets at {time.strftime('%H:%M %Z', time.localtime(RESETS_AT))} (7h00m from now)" in message, message
+    assert "(UTC)" not in message
 
 
 def test_transient_errors_are_retried_with_backoff_uncounted(tmp_path, monkeypatch) -> None:
@@ -257,6 +285,26 @@ def test_a_cost_budget_ends_the_run_after_the_iteration_that_spent_it(tmp_path, 
     assert flags == ["--max-budget-usd", "0.006", "--output-format", "stream-json", "--verbose", "-p", "--dangerously-skip-permissions"]
     assert p.argv(2)[p.argv(2).index("--max-budget-usd") + 1] == "0.0012"
     assert "iteration 1: US-001: done" in out and "6 turn(s) · 720 tokens · $0.0048" in out
+
+
+def test_a_run_started_again_after_a_budget_stop_says_what_was_spent_before_and_what_is_left(tmp_path, monkeypatch) -> None:
+    p = Project(tmp_path, PLAN + "- [ ] US-003: Third\n", config=config(max_cost_usd=0.006))
+    p.script(runs=[work("US-001"), work("US-002"), work("US-003")])
+    code, out = run_here(p, monkeypatch)
+    assert code == 7 and "earlier runs" not in out, out
+    # again, the same budget: it stops before any agent runs, and says why
+    code, out = run_here(p, monkeypatch)
+    assert code == 7 and p.invocations() == 2, out
+    assert ("budget: earlier runs that did not complete spent $0.0096, 1.4k tokens; it counts toward this run's budgets "
+            "until a run completes; left: $0.0000 of max_cost_usd $0.0060; nothing left, so the run stops at once: "
+            "raise --max-cost-usd to go on") in out, out
+    message = p.run_state()["finish"]["message"]
+    assert message == ("the agents cost $0.0096 (the client's estimate from list prices: $0.0096 in earlier runs, which count "
+                       "until a run completes, $0.0000 in this one), max_cost_usd is $0.0060; raise it (--max-cost-usd) to go on")
+    # a raised budget: what is left of it, and the run goes on
+    code, out = run_here(p, monkeypatch, "--max-cost-usd", "0.02")
+    assert code == 0 and p.invocations() == 3, out
+    assert "spent $0.0096, 1.4k tokens; it counts toward this run's budgets until a run completes; left: $0.0104 of max_cost_usd $0.0200\n" in out, out
 
 
 def test_a_story_cost_budget_blocks_the_story(tmp_path, monkeypatch) -> None:

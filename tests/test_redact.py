@@ -99,6 +99,11 @@ def test_records_keep_their_shape_with_every_string_redacted_and_bounded() -> No
     wide = redact({f"k{i}": i for i in range(MAX_ITEMS + 3)})
     assert len(wide) == MAX_ITEMS + 1 and wide["…"] == "3 more key(s)" and wide[f"k{MAX_ITEMS - 1}"] == MAX_ITEMS - 1
     assert "…" not in redact({f"k{i}": i for i in range(MAX_ITEMS)})
+    # a record that is read back (events.jsonl, run.json) keeps every entry, secrets still out
+    stories = [{"id": f"US-{i:03d}", "title": GITHUB if i == 499 else "t"} for i in range(500)]
+    whole = redact({"stories": stories, "keys": {f"k{i}": i for i in range(MAX_ITEMS + 3)}}, items=None)
+    assert len(whole["stories"]) == 500 and whole["stories"][-1] == {"id": "US-499", "title": "[REDACTED:github_token]"}
+    assert len(whole["keys"]) == MAX_ITEMS + 3 and "…" not in whole["keys"]
     nested: object = "bottom"
     for _ in range(MAX_DEPTH):
         nested = [nested]

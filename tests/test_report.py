@@ -104,14 +104,19 @@ def test_each_story_says_what_happened() -> None:
 def test_what_to_act_on_comes_first() -> None:
     events, state = recorded()
     items = model.build(events, state)["act_on"]
-    assert [(i["kind"], i["story"]) for i in items] == [("handoff_failed", None), ("blocked", "US-003"), ("blocked", "US-004")]
+    assert [(i["group"], i["kind"], i["story"]) for i in items] == [
+        ("run", "handoff_failed", None), ("blocked", "blocked", "US-004"), ("stopped", "budget", "US-003")]
+    budget = items[2]
+    assert budget["reason"] == "used its 2 iteration(s)" and "max_iterations_per_story" in budget["raise"] and "[!]" in budget["then"]
     # a rolled-back story that never got done: its saved work is to act on, with the command
     events = [e for e in events if not (e.get("event") == "iteration" and e.get("iteration") == 3)]
     for e in events:
         if e.get("event") == "finish":
             e["stories"] = [dict(s, state="todo") if s["id"] == "US-002" else s for s in e["stories"]]
-    saved = [i for i in model.build(events, state)["act_on"] if i["kind"] == "rollback_saved"]
-    assert len(saved) == 1 and saved[0]["command"].startswith("ralph rollbacks restore ")
+    [failed] = [i for i in model.build(events, state)["act_on"] if i["story"] == "US-002"]  # one entry per story
+    assert (failed["group"], failed["kind"], failed["result"]) == ("failed", "failed", "verify_failed")
+    assert failed["what"] == "the verify command failed in iteration 2 (exit 1: tests/test_app.py::test_farewell)"
+    assert failed["command"].startswith("ralph rollbacks restore ")
 
 
 def test_the_report_is_a_pure_function_of_the_records(monkeypatch) -> None:
@@ -156,7 +161,7 @@ def test_markdown_has_the_same_content_and_no_links() -> None:
         assert not LINK.search(text) and "<http" not in text
     brief = markdown.brief(report)
     assert len(brief) <= markdown.BRIEF_LIMIT and brief.startswith(f"ralph-loop run {report['run_id']}: blocked")
-    assert "US-003 is blocked" in brief
+    assert "US-004 is blocked" in brief and "US-003 was stopped by its budget" in brief
 
 
 def test_text_from_the_records_is_redacted_and_escaped() -> None:

@@ -40,7 +40,7 @@ def test_the_report_in_a_real_browser(tmp_path) -> None:
             assert all(width > 0 for width, _ in tab.boxes("#story-time-chart rect.story-bar"))
             # what to act on is the first section, and names the failed hand-off and the blocked stories
             act = tab.text("#act")
-            assert "hand-off (push) failed" in act and "US-003 is blocked" in act and "US-004 is blocked" in act
+            assert "hand-off (push) failed" in act and "Blocked by the agent" in act and "Stopped by its budget" in act
             backgrounds[scheme] = tab.computed("body", "background-color")
             shot = tab.screenshot(str(tmp_path / f"report-{scheme}.png"))
             assert shot.startswith(PNG) and int.from_bytes(shot[16:20], "big") == 1100

@@ -19,8 +19,8 @@ from ralph.state.denials import read_denials
 from ralph.state.files import read_json_object
 from ralph.state.locations import STATE_DIR_NAME, project_root
 
-from ralph.run import records
-from ralph.run import paths
+from ralph.loop.display import clock_time
+from ralph.run import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
 from ralph.run.settings import resolve
@@ -201,16 +201,14 @@ def render(report: dict) -> str:
 
 
 def local_clock(stamp: object) -> str:
-    """2026-11-26T03:12:00Z -> 04:12 in the local time zone (with the date when not today)."""
+    """2026-11-26T03:12:00Z -> "04:12 CET": the screen's time format (display.clock_time)."""
     if not isinstance(stamp, str):
         return "?"
     try:
         epoch = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
     except ValueError:
         return stamp
-    local = time.localtime(epoch)
-    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d", time.localtime())
-    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", local)
+    return clock_time(epoch, time.time())
 
 
 def usage_lines(run: dict) -> list[str]:

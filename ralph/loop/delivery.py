@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
@@ -195,3 +196,24 @@ def report_line(run: Run) -> str:
     if not isinstance(delivery, Delivery) or not delivery.report_path:
         return ""
     return f"report: {os.path.relpath(delivery.report_path, run.root)}"
+
+
+def checkout_line(run: Run) -> str:
+    """The last line of a run: the branch the checkout is left on, and the
+    command that puts back the one the person had ("" when the run never got
+    to its branch). The run does not switch back itself: the branch with the
+    work is the one to look at, and the tree may hold an unfinished story's work."""
+    delivery = run.delivery
+    if not isinstance(delivery, Delivery):
+        return ""
+    chosen = delivery.branch
+    now = branch.current_branch(run.root)
+    where = f"on {now}" if now else "on a detached HEAD"
+    if chosen.action == "current" or (now and now == chosen.previous):
+        return f"checkout: {where} (as when the run started)"
+    if now != chosen.name:
+        where += f" (not the run branch {chosen.name})"
+    else:
+        where += " (the run branch)"
+    back = f"git switch {shlex.quote(chosen.previous)}" if chosen.previous else f"git switch --detach {chosen.base[:12]}"
+    return f"checkout: {where}; to go back to where you were: {back}"

@@ -30,6 +30,14 @@ ITEM_PREFIX = {"tool": "  → ", "note": "  · ", "text": "  "}
 
 
 
+def clock_time(epoch: float, now: float | None = None) -> str:
+    """A moment for the screen: local time with its zone ("17:17 CET"), the
+    date too when it is not within the day around `now`. The records say UTC
+    (ISO 8601, Z); the screen says this, everywhere."""
+    near = now is not None and abs(epoch - now) < 20 * 3600
+    return time.strftime("%H:%M %Z" if near else "%Y-%m-%d %H:%M %Z", time.localtime(epoch))
+
+
 class Display:
     __slots__ = ("out", "tty", "quiet", "status_text", "status_shown", "line_open", "started", "last_draw", "live")
 

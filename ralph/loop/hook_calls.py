@@ -80,6 +80,9 @@ def after_iteration(run: Run, it: Iteration, result: str) -> None:
     fire(run, "post_iteration", story=it.story, changed_files=changed)
 
 
+BLOCKED_TEXT = 4000  # characters of a reason or question: as report_blocked records them, so the report shows them whole
+
+
 def story_blocked(run: Run, story_id: str, title: str, reason: str, by: str, question: str = "", **detail: object) -> None:
     """A story was marked blocked ([!]) by its budget, the guard or the agent:
     its events.jsonl line, then the story_blocked point (a webhook can page someone)."""
@@ -87,7 +90,7 @@ def story_blocked(run: Run, story_id: str, title: str, reason: str, by: str, que
     if question:
         event["question"] = question
     event.update(detail)
-    records.append_event(run.state_dir, event)
+    records.append_event(run.state_dir, event, BLOCKED_TEXT)
     fire(run, "story_blocked", story_id=story_id, story_title=title, reason=reason, question=question)
 def usage_limit(run: Run, reset_at: str, wait_seconds: float, reason: str) -> None:
     """The run waits for a usage limit (ralph.loop.waits): when it resets, how long, what the client said."""

@@ -96,6 +96,7 @@ class Run:
         self.clock = clock  # wall time and sleeping for waits (ralph.loop.waits.Clock; tests pass a fake)
         # what the agents used, carried over from a run that did not complete (ralph.loop.usage)
         self.usage = Totals.carried_over(records.read_run_state(self.state_dir))
+        self.carried = (self.usage.cost_usd, self.usage.tokens)  # of those, what earlier runs spent (cost, tokens)
         self.retry_streak: dict[str, int] = {}  # outcome kind -> uncounted retries in a row (ralph.loop.waits)
         self.limit_waited = 0.0  # seconds waited for usage limits in a row
         self.uncounted = 0  # iterations that did not count (usage limit, transient error, hang)

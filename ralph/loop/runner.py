@@ -90,9 +90,11 @@ def start(run: Run) -> None:
     paths.ensure_gitignore(run.root, run.state_dir)
     run.sandbox = sandbox_layer.prepare(run)
     hook_calls.load(run)
+    if budgets.carried_line(run):
+        run.display.message(budgets.carried_line(run))
     records.append_event(run.state_dir, {
         "event": "run_start", "run_id": run.run_id, "at": run.started_at, "plan": run.plan_rel,
-        "stages": [s.name for s in run.settings.stages], **branch,
+        "stages": [s.name for s in run.settings.stages], "stories": plan_states(run), **branch,
     })
     run.stage_index = records.resume_stage_index(run.state_dir, run.settings.stages)  # session_start sees it
     hook_calls.session_start(run)
@@ -108,7 +110,7 @@ def run_stage(run: Run, index: int) -> None:
         run_build_stage(run)
     records.append_event(run.state_dir, {
         "event": "stage_complete", "run_id": run.run_id, "stage": stage.name,
-        "mode": stage.mode, "at": utc_now(), "iterations": run.iteration,
+        "mode": stage.mode, "at": utc_now(), "iterations": run.iteration, "stories": plan_states(run),
     })
     hook_calls.stage_complete(run)
 
@@ -234,13 +236,15 @@ def end(run: Run, finish: Finish) -> int:
     run.display.message(
         f"finished: {finish.type} — {finish.message}{problem} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"
     )
-    if delivery.report_line(run):
-        run.display.message(delivery.report_line(run))
+    for line in (delivery.report_line(run), delivery.checkout_line(run)):
+        if line:
+            run.display.message(line)
     return code
 
 
 def plan_states(run: Run) -> list[dict] | None:
-    """Each story of the plan with its state at the finish (the report's stories done, blocked and left)."""
+    """Each story of the plan with its state now: at the start, a stage's end and the finish (the
+    report's stories done, blocked and left, also of a run killed before its finish). None: no plan yet."""
     try:
         return [{"id": s.id, "title": s.title, "state": s.state} for s in run.stories()]
     except (OSError, PlanError):

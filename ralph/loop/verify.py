@@ -24,6 +24,17 @@ from ralph.rules.rollback_policy import run_record
 from ralph.run.clock import utc_now
 
 
+EXCERPT_LINES = 20
+EXCERPT_CHARS = 1500  # under the records' cut of a string (ralph.rules.redact.FIELD_LIMIT), which keeps the start
+
+
+def excerpt(output: str) -> str:
+    """The end of a failed verify's output: where test runners print what failed."""
+    lines = output.rstrip().splitlines()[-EXCERPT_LINES:]
+    text = "\n".join(lines)
+    return text if len(text) <= EXCERPT_CHARS else "…" + text[-(EXCERPT_CHARS - 1):]
+
+
 def baseline(run: Run, it: Iteration) -> None:
     """Before the agent: what fails already (only with `[tests] baseline = "verify"`)."""
     command = it.stage.verify_command
@@ -70,6 +81,8 @@ def verify(run: Run, it: Iteration) -> tuple[bool, str, str]:
                       timeout=float(run.settings["verify_timeout_seconds"]),
                       sinks=[it.log.write, run.display.output], interrupts=run.interrupts)
     it.event["verify"] = check.record
+    if not check.passed and check.output:
+        check.record["excerpt"] = excerpt(check.output)  # the report's "Act on first" shows it
     if check.started:
         run.display.message(check.summary)
     return check.passed, check.summary, check.output

@@ -13,7 +13,9 @@ after how long; `wait` waits that long:
   in a row; past that the iteration is an ordinary failure.
 - hung: once, at once; a second hang in a row is an ordinary failure.
 
-Every wait is a `wait` event in events.jsonl and a line on the terminal;
+Every wait is a `wait` event in events.jsonl (times in UTC) and a line on the
+terminal (local times with their zone, display.clock_time, the client's own
+reset time too);
 run.json says `waiting` meanwhile (`ralph status` shows it); a usage-limit
 wait fires the `usage_limit` hook point. Ctrl-C (or `.ralph/abort`) during a
 wait ends the run at once, cleanly. The wall clock and the sleeping are the
@@ -26,6 +28,7 @@ import time
 from ralph.run import records
 from ralph.loop import hook_calls
 from ralph.loop.agent_outcome import HUNG, TRANSIENT, USAGE_LIMIT, Outcome
+from ralph.loop.display import clock_time
 from ralph.run.clock import format_duration
 from ralph.loop.run import Finish, Iteration, Run
 
@@ -78,9 +81,14 @@ def iso(epoch: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch)) if epoch is not None else None
 
 
-def local_time(epoch: float, now: float) -> str:
-    """04:12 (today or tomorrow), else with the date: when the person reads it."""
-    return time.strftime("%H:%M" if abs(epoch - now) < 20 * 3600 else "%Y-%m-%d %H:%M", time.localtime(epoch))
+def client_detail(detail: str, reset_at: float | None, now: float) -> str:
+    """The client's words for the screen, its own reset time ("resets 5:17pm
+    (UTC)") put in the screen's format (the records keep its words as given)."""
+    if reset_at is None:
+        return detail
+    cut = detail.lower().find("resets")
+    kept = detail[:cut].rstrip(" ·-,;(") if cut >= 0 else detail.rstrip(". ")
+    return (kept + " · " if kept else "") + f"resets {clock_time(reset_at, now)}"
 
 
 def retry_for(run: Run, result: str, outcome: Outcome) -> Retry | None:
@@ -131,7 +139,7 @@ def usage_limit_retry(run: Run, outcome: Outcome, attempt: int, backoff: float) 
         seconds = max(0.0, outcome.reset_at - now) + RESET_MARGIN_SECONDS
         if seconds > left:
             return Retry(USAGE_LIMIT, 0.0, attempt, outcome.detail, outcome.reset_at, give_up=(
-                f"usage limit: it resets at {iso(outcome.reset_at)} ({format_duration(outcome.reset_at - now)} from now), "
+                f"usage limit: it resets at {clock_time(outcome.reset_at, now)} ({format_duration(outcome.reset_at - now)} from now), "
                 f"past max_wait_minutes = {minutes}; run ralph-loop again after the reset"))
         return Retry(USAGE_LIMIT, seconds, attempt, outcome.detail, outcome.reset_at)
     if left <= 0:
@@ -144,7 +152,8 @@ def usage_limit_retry(run: Run, outcome: Outcome, attempt: int, backoff: float) 
 def wait(run: Run, it: Iteration, retry: Retry) -> None:
     """Wait before the same story runs again (or finish rate_limited)."""
     if retry.give_up:
-        raise Finish("rate_limited", f"{retry.give_up} ({retry.detail})" if retry.detail else retry.give_up)
+        detail = client_detail(retry.detail, retry.reset_at, run.clock.now())
+        raise Finish("rate_limited", f"{retry.give_up} ({detail})" if detail else retry.give_up)
     clock = run.clock
     started = clock.now()
     end = started + retry.seconds
@@ -170,7 +179,7 @@ def wait(run: Run, it: Iteration, retry: Retry) -> None:
             left = end - clock.now()
             if left <= 0:
                 break
-            run.display.status(f"ralph-loop · waiting for {LABELS[retry.kind]} until {local_time(end, started)} · "
+            run.display.status(f"ralph-loop · waiting for {LABELS[retry.kind]} until {clock_time(end, started)} · "
                                f"{format_duration(left)} left · then {it.story_id} again · Ctrl-C stops")
             clock.sleep(min(STEP_SECONDS, left))
     finally:
@@ -180,12 +189,13 @@ def wait(run: Run, it: Iteration, retry: Retry) -> None:
 
 def announcement(run: Run, it: Iteration, retry: Retry, now: float) -> str:
     story = it.story_id
-    detail = f": {retry.detail.rstrip('.')}" if retry.detail else ""
+    shown = client_detail(retry.detail, retry.reset_at, now)
+    detail = f": {shown.rstrip('.')}" if shown else ""
     if retry.kind == HUNG:
         return (f"the agent printed nothing for {run.settings['idle_timeout_seconds']:g}s: its process group was ended; "
                 f"{story} again at once (not counted)")
     label = "usage limit" if retry.kind == USAGE_LIMIT else f"transient API error, retry {retry.attempt}/{run.settings['max_transient_retries']}"
-    return (f"{label}{detail}; waiting {format_duration(retry.seconds)} until {local_time(now + retry.seconds, now)}, "
+    return (f"{label}{detail}; waiting {format_duration(retry.seconds)} until {clock_time(now + retry.seconds, now)}, "
             f"then {story} again (not counted)")
 
 

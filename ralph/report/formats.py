@@ -4,6 +4,21 @@ from __future__ import annotations
 from ralph.run.clock import format_duration
 
 
+# "Act on first": its groups in order -> (heading, the symbol each entry starts with)
+ACT_GROUPS = {
+    "run": ("The run", ""),
+    "blocked": ("Blocked: the agent asks you", "⛔"),
+    "failed": ("Failed: see what broke", "✗"),
+    "stopped": ("Stopped by a budget or a limit", "⏸"),
+}
+
+
+def act_groups(items: list[dict]) -> list[tuple[str, list[dict]]]:
+    """The "Act on first" entries by group, in ACT_GROUPS' order, empty groups left out."""
+    return [(group, [i for i in items if i.get("group") == group]) for group in ACT_GROUPS
+            if any(i.get("group") == group for i in items)]
+
+
 def duration(seconds: object) -> str:
     """1h02m, 3m05s, 42s, 0.4s; "-" when unknown."""
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):

@@ -45,15 +45,74 @@ def story_line(story: dict, rows: list[dict]) -> str:
 
 
 def act_lines(model: dict) -> list[str]:
-    lines = []
-    for item in model["act_on"]:
+    """"Act on first" by group: a heading each, one entry per story; a
+    blocked story's question is quoted as the agent wrote it, a failed
+    story's output is a code block."""
+    lines: list[str] = []
+    for group, entries in formats.act_groups(model["act_on"]):
+        heading, symbol = formats.ACT_GROUPS[group]
+        lines += ["", f"#### {heading} ({len(entries)})", ""]
+        for item in entries:
+            lines += act_entry(item, symbol)
+    return lines[1:]
+
+
+def act_entry(item: dict, symbol: str) -> list[str]:
+    """One entry: a list item whose parts are paragraphs of it (blank lines between, indented)."""
+    kind = item["kind"]
+    if kind not in ("blocked", "failed", "budget"):
         line = f"- {md(item['text'])}"
-        if item.get("question"):
-            line += f". The agent asks: “{md(item['question'])}”"
         if item.get("command"):
             line += f". Restore it: {code(item['command'])}"
-        lines.append(line)
+        return [line]
+    name = f"**{md(item['story'])}**" + (f" ({md(item['title'])})" if item.get("title") else "")
+    parts: list[list[str]] = []
+    if kind == "blocked":
+        who = "blocked by the agent" if item.get("by") == "agent" else "marked blocked (`[!]`) in the plan"
+        parts.append([f"{symbol} {name} is {who}" + (f": {md(item['reason'])}" if item.get("reason") else "")])
+        if item.get("question"):
+            parts.append(["> The agent asks:", ">"] + [f"> {md(line)}" if line.strip() else ">" for line in str(item["question"]).splitlines()])
+        parts.append([f"How to answer: {full_stop(md(item['answer']))}"])
+        if item.get("command"):
+            parts.append([f"Its work so far is saved: {code(item['command'])}"])
+    elif kind == "failed":
+        parts.append([f"{symbol} {name} failed: {full_stop(md(item['what']))}"])
+        if item.get("excerpt"):
+            parts.append(fenced(item["excerpt"]))
+        if item.get("command"):
+            parts.append([f"Restore its work: {code(item['command'])}"])
+        parts.append([f"Then: {full_stop(md(item['fix']))}"])
+    else:
+        parts.append([f"{symbol} {name} was stopped by its budget: it {full_stop(md(item['reason']))}"])
+        if item.get("what"):
+            parts.append([f"Its last iteration failed: {full_stop(md(item['what']))}"])
+        if item.get("excerpt"):
+            parts.append(fenced(item["excerpt"]))
+        parts.append([f"What to raise: {md(item['raise'])}; then {full_stop(md(item['then']))}"])
+        if item.get("command"):
+            parts.append([f"Its work so far is saved: {code(item['command'])}"])
+    lines = ["- " + parts[0][0], *("  " + line for line in parts[0][1:])]
+    for part in parts[1:]:
+        lines += ["", *(("  " + line).rstrip() for line in part)]
     return lines
+
+
+def fenced(text: str) -> list[str]:
+    """A code block that no backtick run in the text can close early."""
+    fence = "`" * max(3, longest_backtick_run(text) + 1)
+    return [f"{fence}text", *text.splitlines(), fence]
+
+
+def full_stop(text: str) -> str:
+    return text if text.endswith((".", "?", "\\!", "!", "…")) else text + "."
+
+
+def longest_backtick_run(text: str) -> int:
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return longest
 
 
 def tests_line(model: dict) -> str:
@@ -110,7 +169,7 @@ def brief(model: dict, limit: int = BRIEF_LIMIT) -> str:
     if model["act_on"]:
         lines.append("Act on first:")
         for item in model["act_on"]:
-            line = f"• {item['text']}"
+            line = " ".join(("•", formats.ACT_GROUPS[item["group"]][1], item["text"])).replace("  ", " ")
             if item.get("question"):
                 line += f". The agent asks: “{item['question']}”"
             if item.get("command"):

@@ -149,7 +149,8 @@ def build(events: list[dict], run_state: dict | None = None, run_id: str | None 
         wall = max([end_s] + [x for x in ends if x is not None])
     end_s = max(end_s, wall)
 
-    stories = story_table(finish_event, rows, by_kind.get("story_blocked", []), wait_rows)
+    listed, final = plan_list(finish_event, by_kind)
+    stories = story_table(listed, final, rows, by_kind.get("story_blocked", []), wait_rows)
     usage = usage_totals(rows)
     handoff = handoff_of(handoff_event, state)
     merge_requests = [{"iteration": e.get("iteration"), "story": text(e.get("story")) or None,
@@ -187,7 +188,7 @@ def build(events: list[dict], run_state: dict | None = None, run_id: str | None 
             "handoff": handoff,
             "commits": sum(1 for r in rows if r["commit"]),
         },
-        "act_on": act_on(stories, rows, handoff, merge_requests, finish),
+        "act_on": act_on(stories, rows, handoff, merge_requests, finish, text(start.get("plan"))),
         "stories": stories,
         "iterations": rows,
         "waits": wait_rows,
@@ -247,6 +248,7 @@ def iteration_row(event: dict, offset: object, hooks: list[dict]) -> dict:
             "result": text(verify.get("result")), "verdict": text(verify.get("verdict")) or None,
             "exit_code": verify.get("exit_code"), "seconds": number(verify.get("seconds")),
             "failing_tests": [text(t) for t in verify.get("failing_tests") or []], "error": text(verify.get("error")) or None,
+            "excerpt": text(verify.get("excerpt")) or None,
         },
         "denial_count": int(event.get("guard_denials") or 0) if isinstance(event.get("guard_denials"), int) else 0,
         "denials": [{"command": text(d.get("command")), "reason": text(d.get("reason"))}
@@ -329,10 +331,23 @@ def kept_usage(state: dict) -> dict | None:
     return {"cost_usd": number(usage.get("cost_usd")), "tokens": sum(tokens) if tokens else None}  # type: ignore[arg-type]
 
 
-def story_table(finish_event: dict | None, rows: list[dict], blocked_events: list[dict], waits: list[dict]) -> list[dict]:
-    """One entry per story: those of the plan at the finish (in its order),
-    then any other that iterations or waits name."""
-    listed = (finish_event or {}).get("stories")
+def plan_list(finish_event: dict | None, by_kind: dict[str, list[dict]]) -> tuple[list | None, bool]:
+    """The plan's stories as last recorded, and whether that is at the finish.
+    Before the finish (a report made mid-run, a killed run) it is the list of
+    the last stage end, else of the run's start: the iterations since say
+    which of them got done or blocked."""
+    if finish_event is not None and isinstance(finish_event.get("stories"), list):
+        return finish_event["stories"], True
+    for event in reversed(by_kind.get("stage_complete", []) + by_kind.get("run_start", [])[:1]):
+        if isinstance(event.get("stories"), list):
+            return event["stories"], False
+    return None, False
+
+
+def story_table(listed: list | None, final: bool, rows: list[dict], blocked_events: list[dict], waits: list[dict]) -> list[dict]:
+    """One entry per story: those of the plan as last listed (in its order),
+    then any other that iterations or waits name. A list from before the
+    finish (`final` False) gives way to what the iterations did since."""
     order: dict[str, dict] = {}
     if isinstance(listed, list):
         for item in listed:
@@ -349,7 +364,10 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
     blocks: dict[str, dict] = {}
     for event in blocked_events:
         blocks[text(event.get("story"))] = {"reason": text(event.get("reason")), "question": text(event.get("question")) or None,
-                                            "by": text(event.get("by")) or None, "at": text(event.get("at"))}
+                                            # records from before `by` was written: the budget's is the one with seconds
+                                            "by": text(event.get("by")) or ("budget" if "seconds" in event else None),
+                                            "at": text(event.get("at")),
+                                            "budget": text(event.get("budget")) or None}
     by_story: dict[str, list[dict]] = {}
     for row in rows:
         by_story.setdefault(row["story"], []).append(row)
@@ -361,10 +379,12 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
         mine = by_story.get(story_id, [])
         if story_id not in blocks and mine and mine[-1]["category"] == "blocked":
             blocks[story_id] = {"reason": f"the agent marked it blocked in iteration {mine[-1]['iteration']}", "question": None,
-                                "by": "agent", "at": mine[-1]["started"]}
+                                "by": "agent", "at": mine[-1]["started"], "budget": None}
         state = entry["state"]
+        last = mine[-1] if mine else None
+        if state == "todo" and not final and (last is not None or story_id in blocks):  # listed before these iterations ran
+            state = ""
         if not state:  # not in the finish record: the last iteration says
-            last = mine[-1] if mine else None
             state = "done" if last and last["result"] == "done" else ("blocked" if story_id in blocks or (last and last["category"] == "blocked") else "todo")
         costs = [r["cost_usd"] for r in mine if r["cost_usd"] is not None]
         commits = [r for r in mine if r["commit"]]
@@ -385,38 +405,140 @@ def story_table(finish_event: dict | None, rows: list[dict], blocked_events: lis
     return stories
 
 
-def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_requests: list[dict], finish: dict) -> list[dict]:
-    """What the person must look at first, most urgent first."""
+def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_requests: list[dict], finish: dict,
+           plan: str = "") -> list[dict]:
+    """What the person must look at first: the run's own problems, then one
+    entry per story that needs them, grouped: blocked (the agent's question
+    and how to answer it), failed (what failed, the last verify excerpt, one
+    restore command), stopped by a budget or a limit (what to raise). Every
+    entry has `group`, `kind`, `story` and `text` (its one-line form)."""
     items = []
     if finish["type"] in ("error", "hook_abort") or finish["type"] is None:
-        items.append({"kind": "finish", "story": None,
+        items.append({"group": "run", "kind": "finish", "story": None,
                       "text": f"the run ended with {finish['type']}: {finish['message']}" if finish["type"]
                       else "the run has no finish record: it is still running, or it was killed"})
     if handoff is not None and not handoff["ok"]:
-        items.append({"kind": "handoff_failed", "story": None,
+        items.append({"group": "run", "kind": "handoff_failed", "story": None,
                       "text": f"the hand-off ({handoff['mode']}) failed: {handoff['error']}; the commits are on {handoff['branch'] or 'the run branch'}"})
     for row in rows:
         rollback = row["rollback"]
         if rollback and not rollback["restored"]:
-            items.append({"kind": "rollback_failed", "story": row["story"], "command": rollback["command"],
+            items.append({"group": "run", "kind": "rollback_failed", "story": row["story"], "command": rollback["command"],
                           "text": f"iteration {row['iteration']}: the rollback could not reset the tree: {rollback['message']}"})
-    for story in stories:
-        if story["state"] == "blocked":
-            block = story["blocked"] or {}
-            question = block.get("question")
-            items.append({"kind": "blocked", "story": story["id"], "question": question,
-                          "text": f"{story['id']} is blocked" + (f": {block['reason']}" if block.get("reason") else "")})
-    done = {s["id"] for s in stories if s["state"] == "done"}
-    for row in rows:
-        rollback = row["rollback"]
-        if rollback and rollback["restored"] and rollback["id"] and row["story"] not in done:
-            items.append({"kind": "rollback_saved", "story": row["story"], "command": rollback["command"],
-                          "text": f"iteration {row['iteration']} of {row['story']} was rolled back and {row['story']} is not done; its work is saved"})
     if merge_requests and (handoff is None or handoff["mode"] == "none"):
         for request in merge_requests:
-            items.append({"kind": "merge_requested", "story": request["story"],
+            items.append({"group": "run", "kind": "merge_requested", "story": request["story"],
                           "text": f"the agent asked for a merge ({request['summary']}); [handoff] mode is none, so nothing was handed off"})
+    by_story: dict[str, list[dict]] = {}
+    for row in rows:
+        by_story.setdefault(row["story"], []).append(row)
+    entries = [story_entry(story, by_story.get(story["id"], []), plan or "the plan") for story in stories]
+    for group in GROUPS:
+        items += [entry for entry in entries if entry is not None and entry["group"] == group]
+    failed = {entry["story"] for entry in entries if entry is not None and entry["group"] == "failed"}
+    left = [s["id"] for s in stories if s["state"] == "todo" and s["id"] not in failed]
+    if left:  # so "nothing needs you" is never said of a run with stories to do
+        items.append({"group": "stopped", "kind": "stories_left", "story": None, "stories": left,
+                      "action": LEFT_ACTION.get(str(finish["type"]), "run ralph-loop again to go on"),
+                      "text": stories_left_text(left, len(stories), finish, bool(failed))})
     return items
+
+
+GROUPS = ("blocked", "failed", "stopped")
+# results of an iteration that failed the story (a story left with one of these last is "failed");
+# the others that leave it to do (incomplete, interrupted, budget_exhausted, skipped_by_hook) stop it
+FAILED_WHAT = {
+    "verify_failed": "the verify command failed",
+    "timeout": "the agent ran out of time (agent_timeout_seconds)",
+    "agent_failed": "the agent failed",
+    "agent_not_started": "the agent could not start",
+    "commit_failed": "the commit failed",
+    "merge_detected": "the agent merged or rewrote history, so the iteration was rolled back",
+    "git_config_changed": "the agent changed the git configuration, so the iteration was rolled back",
+    "guard_stopped": "the guard stopped the agent",
+}
+# story_blocked's `budget` (the key it used up) -> what to raise; without one, any of them
+STORY_BUDGETS = ("max_iterations_per_story", "max_minutes_per_story", "max_cost_usd_per_story")
+
+
+def story_entry(story: dict, rows: list[dict], plan: str) -> dict | None:
+    """The story's entry in "Act on first", None when it needs nothing."""
+    counted = [r for r in rows if not r["waited"]]
+    last = counted[-1] if counted else None
+    saved = [r["rollback"] for r in rows if r["rollback"] and r["rollback"]["restored"] and r["rollback"]["command"]]
+    command = saved[-1]["command"] if saved else None
+    base = {"story": story["id"], "title": story["title"], "command": command, "iterations": len(counted)}
+    block = story["blocked"] or {}
+    what, excerpt = last_failure(last, counted)
+    if story["state"] == "blocked" and block.get("by") == "budget":
+        key = block.get("budget")
+        key_text = f"[loop] {key}" if key in STORY_BUDGETS else "its budget in [loop] (" + " or ".join(STORY_BUDGETS) + ")"
+        return {**base, "group": "stopped", "kind": "budget", "reason": block.get("reason") or "",
+                "raise": f"{key_text} in ralph.toml", "then": f"set its [!] back to [ ] in {plan} and run ralph-loop again",
+                "what": what, "excerpt": excerpt,
+                "text": f"{story['id']} was stopped by its budget: it {block.get('reason') or 'used its budget'}"}
+    if story["state"] == "blocked" and block.get("by") == "guard":
+        denials = [d for r in rows for d in r["denials"]]
+        return {**base, "group": "failed", "kind": "failed", "result": "guard_denials", "excerpt": None,
+                "what": f"the guard denied its commands again and again ({block.get('reason') or 'guard denials'})"
+                        + (": " + "; ".join(f"{d['command']} ({d['reason']})" for d in denials[-3:]) if denials else ""),
+                "fix": f"read the denials, change the story or the rules, set its [!] back to [ ] in {plan}, then run ralph-loop again",
+                "text": f"{story['id']} failed: the guard denied its commands again and again"}
+    if story["state"] == "blocked":
+        question = block.get("question")
+        reason = block.get("reason") or ""
+        return {**base, "group": "blocked", "kind": "blocked", "question": question, "reason": reason, "by": block.get("by"),
+                "answer": f"write your answer into the story in {plan} (the next prompt shows it), set its [!] back to [ ], "
+                          "then run ralph-loop again",
+                "text": f"{story['id']} is blocked" + (f": {reason}" if reason else "")}
+    if story["state"] == "todo" and last is not None and what:
+        return {**base, "group": "failed", "kind": "failed", "result": last["result"], "what": what, "excerpt": excerpt,
+                "fix": "read the excerpt and the iteration's log" + (", bring the saved work back if you want it" if command else "")
+                       + ", then run ralph-loop again (the next prompt shows the failure)",
+                "text": f"{story['id']} failed after {len(counted)} iteration(s): {what}"}
+    return None
+
+
+def last_failure(last: dict | None, counted: list[dict]) -> tuple[str | None, str | None]:
+    """What failed in the story's last counted iteration (None when it did not
+    fail), and the last verify excerpt of its iterations."""
+    if last is None or last["result"] not in FAILED_WHAT:
+        return None, None
+    what = FAILED_WHAT[last["result"]] + f" in iteration {last['iteration']}"
+    verify = last["verify"]
+    if last["result"] == "verify_failed" and verify:
+        what += f" ({verify_summary(verify)})"
+    elif last["error"]:
+        what += f": {last['error']}"
+    excerpts = [r["verify"]["excerpt"] for r in counted if r["verify"] and r["verify"].get("excerpt")]
+    return what, excerpts[-1] if excerpts else None
+
+
+def verify_summary(verify: dict) -> str:
+    if verify.get("error"):
+        return verify["error"]
+    parts = [f"exit {verify['exit_code']}" if verify.get("exit_code") is not None else verify.get("result") or "failed"]
+    failing = verify.get("failing_tests") or []
+    if failing:
+        parts.append(", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else ""))
+    return ": ".join(parts)
+
+
+# finish type -> what to do about the stories it left (the others: run ralph-loop again)
+LEFT_ACTION = {
+    "max_iterations": "raise --max-iterations or the stage's max_iterations, then run ralph-loop again",
+    "budget": "raise the spent budget ([loop] max_cost_usd or max_tokens in ralph.toml, or --max-cost-usd), then run ralph-loop again",
+    "rate_limited": "run ralph-loop again once the usage limit resets",
+    "no_changes": "read the last iterations' logs, then run ralph-loop again (or raise no_progress_limit)",
+}
+
+
+def stories_left_text(left: list[str], total: int, finish: dict, besides_failed: bool = False) -> str:
+    how = finish["message"] or finish["type"] or "the run has no finish record"
+    shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+    action = LEFT_ACTION.get(str(finish["type"]), "run ralph-loop again to go on")
+    more = "more " if besides_failed else ""
+    return f"{len(left)} {more}of {total} stories are not done ({how}): {shown}; {action}"
 
 
 def timeline(stories: list[dict], rows: list[dict], waits: list[dict], end_s: float) -> dict:

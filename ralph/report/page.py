@@ -41,6 +41,16 @@ code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;backgrou
 .act{border:1px solid var(--line);border-left:4px solid var(--accent);background:var(--card);border-radius:6px;padding:10px 16px;margin:0}
 .act li{margin:6px 0}.act blockquote{margin:4px 0 4px 0;padding:2px 10px;border-left:3px solid var(--line);color:var(--fg)}
 .calm{color:var(--muted)}
+.act-item{border:1px solid var(--line);border-radius:6px;padding:8px 14px;margin:8px 0;background:var(--card)}
+.act-item h4{margin:0 0 4px;font-size:1rem}.act-item p{margin:4px 0}.muted{color:var(--muted);font-weight:400}
+.act-item.blocked{border-left:4px solid var(--blocked)}.act-item.failed{border-left:4px double var(--verify_failed)}
+.act-item.stopped{border-left:4px dotted var(--failed)}
+.tag{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;border:1px solid currentColor;border-radius:4px;padding:0 5px;
+margin-right:6px;vertical-align:2px}.blocked .tag{color:var(--blocked)}.failed .tag{color:var(--rolled_back)}.stopped .tag{color:var(--muted)}
+.question{margin:6px 0;padding:4px 12px;border-left:3px solid var(--blocked);font-size:1.05rem}.question p{white-space:pre-wrap}
+.asks{color:var(--muted);font-size:.85rem}
+pre.excerpt{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--code);padding:6px 8px;border-radius:4px;
+white-space:pre-wrap;word-break:break-word;max-height:20em;overflow:auto;margin:4px 0}
 .glance{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:10px;margin:0}
 .glance div{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px 12px}
 .glance dt{color:var(--muted);font-size:.8rem;text-transform:uppercase;letter-spacing:.04em}.glance dd{margin:2px 0 0;word-break:break-word}
@@ -110,19 +120,80 @@ def header(model: dict) -> str:
 
 
 def act_section(model: dict) -> str:
+    """One entry per story that needs the person, by group; blocked and
+    failed differ in words and shape (a question to answer; what failed, its
+    output, a restore command), not in colour alone."""
     items = model["act_on"]
     if not items:
-        return "<section id=\"act\">\n<h2>Act on first</h2>\n<p class=\"calm\">Nothing needs you: no blocked story, no failed hand-off, no saved work left behind.</p>\n</section>\n"
-    lines = ["<section id=\"act\">\n<h2>Act on first</h2>\n<ul class=\"act\">\n"]
-    for item in items:
-        line = f"<li data-kind=\"{e(item['kind'])}\">{e(item['text'])}"
+        return "<section id=\"act\">\n<h2>Act on first</h2>\n<p class=\"calm\">Nothing needs you: every story is done, none failed or is blocked, no hand-off failed.</p>\n</section>\n"
+    out = ["<section id=\"act\">\n<h2>Act on first</h2>\n"]
+    for group, entries in formats.act_groups(items):
+        heading, _symbol = formats.ACT_GROUPS[group]
+        out.append(f"<div class=\"act-group\" data-group=\"{e(group)}\">\n<h3>{e(heading)} ({len(entries)})</h3>\n")
+        if group == "run":
+            out.append("<ul class=\"act\">\n")
+            for item in entries:
+                line = f"<li data-kind=\"{e(item['kind'])}\">{e(item['text'])}"
+                if item.get("command"):
+                    line += f" Restore it: <code>{e(item['command'])}</code>"
+                out.append(line + "</li>\n")
+            out.append("</ul>\n")
+        else:
+            out += [act_entry(item) for item in entries]
+        out.append("</div>\n")
+    out.append("</section>\n")
+    return "".join(out)
+
+
+# "Act on first" group -> the word each entry of it starts with (no emoji: a page must not need a font for it)
+ACT_TAGS = {"blocked": "needs your answer", "failed": "failed", "stopped": "stopped"}
+
+
+def sentence(text: object) -> str:
+    """Escaped, ending with one full stop (a question keeps its mark)."""
+    words = str(text or "").rstrip()
+    return e(words if words.endswith((".", "?", "!", "…")) else words + ".")
+
+
+def act_entry(item: dict) -> str:
+    kind = item["kind"]
+    tag = f"<span class=\"tag\">{e(ACT_TAGS[item['group']])}</span> "
+    if item["story"]:
+        title = f" <span class=\"muted\">{e(item['title'])}</span>" if item.get("title") else ""
+        head = f"<h4>{tag}{e(item['story'])}{title}</h4>\n"
+    else:
+        head = f"<h4>{tag}{e(len(item['stories']))} stories not done</h4>\n"
+    parts = [f"<article class=\"act-item {e(item['group'])}\" data-kind=\"{e(kind)}\" data-story=\"{e(item['story'] or '')}\">\n", head]
+    if kind == "blocked":
+        who = "Blocked by the agent" if item.get("by") == "agent" else "Marked blocked ([!]) in the plan"
+        parts.append(f"<p>{sentence(who + (': ' + item['reason'] if item.get('reason') else ''))}</p>\n")
         if item.get("question"):
-            line += f"<blockquote>The agent asks: {e(item['question'])}</blockquote>"
+            parts.append(f"<blockquote class=\"question\"><p class=\"asks\">The agent asks:</p>\n<p>{e(item['question'])}</p></blockquote>\n")
+        else:
+            parts.append("<p>The agent left no question: its reason is all there is.</p>\n")
+        parts.append(f"<p><strong>How to answer:</strong> {sentence(item['answer'])}</p>\n")
         if item.get("command"):
-            line += f" Restore it: <code>{e(item['command'])}</code>"
-        lines.append(line + "</li>\n")
-    lines.append("</ul>\n</section>\n")
-    return "".join(lines)
+            parts.append(f"<p>Its work so far is saved: <code>{e(item['command'])}</code></p>\n")
+    elif kind == "failed":
+        parts.append(f"<p><strong>What failed:</strong> {sentence(item['what'])}</p>\n")
+        if item.get("excerpt"):
+            parts.append(f"<pre class=\"excerpt\">{e(item['excerpt'])}</pre>\n")
+        if item.get("command"):
+            parts.append(f"<p><strong>Restore its work:</strong> <code>{e(item['command'])}</code></p>\n")
+        parts.append(f"<p>Then: {sentence(item['fix'])}</p>\n")
+    elif kind == "budget":
+        parts.append(f"<p>Stopped by its budget: it {sentence(item['reason'])}</p>\n")
+        if item.get("what"):
+            parts.append(f"<p>Its last iteration failed: {sentence(item['what'])}</p>\n")
+        if item.get("excerpt"):
+            parts.append(f"<pre class=\"excerpt\">{e(item['excerpt'])}</pre>\n")
+        parts.append(f"<p><strong>What to raise:</strong> {e(item['raise'])}; then {sentence(item['then'])}</p>\n")
+        if item.get("command"):
+            parts.append(f"<p>Its work so far is saved: <code>{e(item['command'])}</code></p>\n")
+    else:
+        parts.append(f"<p>{sentence(item['text'])}</p>\n")
+    parts.append("</article>\n")
+    return "".join(parts)
 
 
 def glance_section(model: dict) -> str:

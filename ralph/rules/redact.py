@@ -13,7 +13,8 @@ argument; ralph.redaction supplies this process's.
   linear in what is kept, not in what was fed.
 - a dict, list or tuple comes back with the same shape, every string in it
   (keys too) redacted and cut to `limit` (FIELD_LIMIT when not given), lists
-  cut to MAX_ITEMS and nesting to MAX_DEPTH: a record for a log line.
+  cut to MAX_ITEMS (`items`; None keeps them all) and nesting to MAX_DEPTH:
+  a record for a log line.
 
 What the agent is told may keep a command it wrote; what is logged may not.
 """
@@ -112,15 +113,17 @@ def might_hold_secret(text: str) -> bool:
             or any("-" + marker in lowered for marker in named))
 
 
-def redact(value: object, limit: int | None = None, *, tail: bool = False, secrets: tuple[str, ...] = ()) -> object:
+def redact(value: object, limit: int | None = None, *, tail: bool = False, secrets: tuple[str, ...] = (),
+           items: int | None = MAX_ITEMS) -> object:
     """Secrets out, then cut; see the module docstring. Other values pass
     through. `tail=True` keeps the end of a long string instead of its start
     (output excerpts); `secrets`: literal values to redact besides the
-    patterns (secret_values())."""
+    patterns (secret_values()); `items=None` keeps every entry of every list
+    and dict (a record that is read back, where a cut would change counts)."""
     if isinstance(value, str):
         return redact_text(value, limit, tail, secrets)
     if isinstance(value, (dict, list, tuple)):
-        return _redact_data(value, FIELD_LIMIT if limit is None else limit, 0, secrets)
+        return _redact_data(value, FIELD_LIMIT if limit is None else limit, 0, secrets, items)
     return value
 
 
@@ -153,7 +156,7 @@ def valid_unicode(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def _redact_data(value: object, limit: int, depth: int, secrets: tuple[str, ...]) -> object:
+def _redact_data(value: object, limit: int, depth: int, secrets: tuple[str, ...], items: int | None = MAX_ITEMS) -> object:
     if isinstance(value, str):
         return redact_text(value, limit, False, secrets)
     if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
@@ -161,16 +164,16 @@ def _redact_data(value: object, limit: int, depth: int, secrets: tuple[str, ...]
     if isinstance(value, dict):
         out = {}
         for index, (key, item) in enumerate(value.items()):
-            if index >= MAX_ITEMS:
-                out["…"] = f"{len(value) - MAX_ITEMS} more key(s)"
+            if items is not None and index >= items:
+                out["…"] = f"{len(value) - items} more key(s)"
                 break
-            out[redact_text(str(key), 200, False, secrets)] = _redact_data(item, limit, depth + 1, secrets)
+            out[redact_text(str(key), 200, False, secrets)] = _redact_data(item, limit, depth + 1, secrets, items)
         return out
     if isinstance(value, (list, tuple)):
-        items = [_redact_data(item, limit, depth + 1, secrets) for item in value[:MAX_ITEMS]]
-        if len(value) > MAX_ITEMS:
-            items.append(f"… {len(value) - MAX_ITEMS} more")
-        return items
+        kept = [_redact_data(item, limit, depth + 1, secrets, items) for item in (value if items is None else value[:items])]
+        if items is not None and len(value) > items:
+            kept.append(f"… {len(value) - items} more")
+        return kept
     return value
 
 

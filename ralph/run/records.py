@@ -22,7 +22,7 @@ def new_run_id() -> str:
 
 def write_run_state(state_dir: str, state: dict) -> None:
     body = {"version": FORMAT_VERSION}
-    body.update(redact(state))
+    body.update(redact(state, items=None))  # whole lists: the report and `ralph status` count them
     atomic_write(os.path.join(state_dir, RUN_FILE), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -30,8 +30,11 @@ def read_run_state(state_dir: str) -> dict | None:
     return read_json_object(os.path.join(state_dir, RUN_FILE))
 
 
-def append_event(state_dir: str, event: dict) -> None:
-    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event), ensure_ascii=False))
+def append_event(state_dir: str, event: dict, limit: int | None = None) -> None:
+    """`limit`: characters kept per string (ralph.rules.redact.FIELD_LIMIT when None)."""
+    # whole lists (a plan's 500 stories): the report counts what it reads here; the
+    # writers cap what they mean to cap (diffstat paths, denials) and record the count
+    append_line(os.path.join(state_dir, EVENTS_FILE), json.dumps(redact(event, limit, items=None), ensure_ascii=False))
 
 
 def read_events(state_dir: str) -> list[dict]:
