@@ -31,6 +31,7 @@ from ralph.report import files as report_files
 from ralph.report import markdown
 from ralph.state.files import atomic_write, read_json_object
 from ralph.state.locations import STATE_DIR_NAME
+from ralph.state.run_state import CRASHED
 
 LEFT_FILE = "left_in_tree.json"
 
@@ -75,7 +76,8 @@ def agent_leftovers(run: Run, previous: dict) -> dict | None:
     """What the previous run left in the tree (branch.fingerprint()): a tree
     holding exactly that is accepted. None: any tree is (the previous run was
     killed mid-iteration and its work is in the tree; recovery said so)."""
-    if previous.get("status") == "running":
+    finish = previous.get("finish") if isinstance(previous.get("finish"), dict) else {}
+    if previous.get("status") == "running" or finish.get("type") == CRASHED:
         return None
     left = read_json_object(os.path.join(run.state_dir, LEFT_FILE))
     return left if left is not None else branch.NOTHING_LEFT
