@@ -389,6 +389,28 @@ def put_git_right(root: str) -> tuple[list[str], list[str]]:
     return removed, kept
 
 
+def clear_git_locks(run: Run, before: str) -> None:
+    """Before one of the loop's own git writes (`before` names it): git's lock
+    files that a git process no longer alive left (the agent's git, killed at
+    the end of its iteration) are removed by the rule used at start
+    (ralph.rollback.git_locks); otherwise this and every later commit of the
+    run fails. Said on the terminal and in events.jsonl (`git_locks`)."""
+    try:
+        repo = Repo(run.root)
+    except RollbackError:
+        return
+    removed, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+    if not removed and not kept:
+        return
+    for sentence in removed + kept:
+        run.display.message(f"git: {sentence} (before {before})")
+    try:
+        records.append_event(run.state_dir, {"event": "git_locks", "run_id": run.run_id, "iteration": run.iteration,
+                                             "at": utc_now(), "before": before, "removed": removed, "left": kept})
+    except OSError as e:
+        run.display.message(f"could not record the git locks in events.jsonl: {e}")
+
+
 # ---- the run's side ----
 
 
