@@ -23,7 +23,7 @@ import os
 
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
-from ralph.loop import branch, handoff, records
+from ralph.loop import branch, handoff, records, set_aside
 from ralph.loop.lifecycle.spawn import DEPTH_VAR
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
@@ -50,7 +50,8 @@ class Delivery:
 
 
 def start(run: Run) -> dict:
-    """Refuse a dirty tree, check out the run branch, read [handoff]; the
+    """Refuse a dirty tree (with --allow-dirty: set the person's changes
+    aside, ralph.loop.set_aside), check out the run branch, read [handoff]; the
     run_start event's branch fields. Raises Finish. A child loop (a spawn
     hook's) works on its parent's branch and tree as they are, and leaves
     the hand-off to its parent."""
@@ -61,6 +62,8 @@ def start(run: Run) -> dict:
         raise Finish("error", str(e)) from None
     previous = records.read_run_state(run.state_dir) or {}
     accepted = agent_leftovers(run, previous)
+    if run.settings.allow_dirty and not child:
+        run.set_aside = set_aside.set_aside(run)  # the person's changes under their own ref, back at the end
     try:
         chosen = branch.prepare(run.root, branch.CURRENT if child else str(run.settings["branch"]), run.plan_path,
                                 run.settings.allow_dirty or child, state_rel=STATE_DIR_NAME, accepted=accepted)

@@ -358,6 +358,18 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
     return done
 
 
+def set_aside_left(root: str) -> list[str]:
+    """A person's changes an earlier run set aside (--allow-dirty) and did
+    not put back (it was killed, or the run changed the same file): said at
+    every start until the person deals with them."""
+    code, out = git(root, "for-each-ref", "--format=%(refname)", "refs/ralph/set-aside/")
+    if code != 0:
+        return []
+    return [f"{ref} holds uncommitted changes of yours that an earlier run set aside (--allow-dirty) and did not put back: "
+            f"see them with `git show --stat {ref}`, bring them over with `git diff {ref}^ {ref} -- . ':!.ralph' | git apply -3`, "
+            f"then delete the ref: `git update-ref -d {ref}`" for ref in out.split()]
+
+
 def wait_for_group_end(pgid: int, polls: int = 100) -> None:
     """SIGKILL is delivered asynchronously: wait (a bounded number of short
     polls) until no member of the killed group is left."""
@@ -432,6 +444,7 @@ def recover_from_crash(run: Run) -> None:
     for story_id, sentence in done:
         run.display.message(f"recovered: {sentence}")
         run.fail(story_id, "crash", (f"the loop was killed (run {previous_id}); on restart: " if crashed else "on start: ") + sentence)
+    warnings.extend(set_aside_left(run.root))
     for sentence in warnings:
         run.display.message(f"warning: {sentence}")
     if done:
