@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 
 POLL_SECONDS = 0.1  # how soon a run notices its leader exited (or `stop()`) while nothing is read
+GONE_POLL_SECONDS = 0.02  # how often the end of a run looks whether its group is gone
+GONE_WAIT_SECONDS = 10.0  # after SIGKILL: a bound on waiting (a process stuck in the kernel), not a target
 READ_BYTES = 65536
 PR_SET_PDEATHSIG = 1
 
@@ -37,6 +39,60 @@ def kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except OSError:
         pass
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie: a zombie holds no file and no lock) processes in a
+    process group, from /proc; without /proc, the group's id while it has any."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []  # the cheap answer at the end of most runs: nothing is left
+    except OSError:
+        pass
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return [pgid]
+    members = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == b"%d" % pgid:
+            members.append(int(name))
+    return members
+
+
+def wait_group_gone(pgid: int, seconds: float) -> bool:
+    """Poll until no live process is left in the group, at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(GONE_POLL_SECONDS)
+    return True
+
+
+def end_group(group: Group, grace: float) -> None:
+    """What is left of a finished run's group is ended, and gone before the
+    run returns: SIGTERM first when `grace` > 0 (a git among them removes its
+    lock files), SIGKILL after `grace` seconds, repeated until the group is
+    empty (a child forked while the first SIGKILL was delivered escapes it)."""
+    if grace > 0 and group_members(group.pgid):
+        group.terminate()
+        if wait_group_gone(group.pgid, grace):
+            return
+    deadline = time.monotonic() + GONE_WAIT_SECONDS
+    while True:
+        group.kill()
+        if not group_members(group.pgid) or time.monotonic() >= deadline:
+            return
+        time.sleep(GONE_POLL_SECONDS)
 
 
 def pid_alive(pid: object) -> bool:
@@ -235,16 +291,19 @@ def run(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None =
         timeout: float, idle_timeout: float | None = None, max_bytes: int, head_bytes: int = 0,
         on_output: Callable[[bytes], None] | None = None, merge_stderr: bool = True,
         stop: Callable[[], bool] | None = None, on_group: Callable[[Group | None], None] | None = None,
-        kill_grace: float, drain: float, new_session: bool = False) -> Result:
+        kill_grace: float, drain: float, new_session: bool = False, leftover_grace: float = 0.0) -> Result:
     """Run `argv` to its end, its `timeout`, `idle_timeout` seconds without
     output, or `stop()`; any of those sends SIGTERM to its group, and SIGKILL
     `kill_grace` seconds later. Once the leader has exited, what it left
     behind may hold its output open for `drain` seconds more. Every chunk of
     stdout (stderr included unless `merge_stderr` is false) goes to
     `on_output` as it arrives; each stream keeps `max_bytes`: its first
-    `head_bytes`, and its last bytes. `on_group` is told the group once it
-    runs and None once the run is over (every process of it gone). Never
-    raises for a command that cannot start: `Result.error` says why."""
+    `head_bytes`, and its last bytes. What the command leaves in its group is
+    ended before `run` returns (end_group: SIGTERM and `leftover_grace`
+    seconds first when that is > 0, then SIGKILL until none is left).
+    `on_group` is told the group once it runs and None once the run is over
+    (every process of it gone). Never raises for a command that cannot
+    start: `Result.error` says why."""
     result = Result(Capture(head_bytes, max_bytes - head_bytes),
                     None if merge_stderr else Capture(head_bytes, max_bytes - head_bytes))
     started = time.monotonic()
@@ -326,7 +385,7 @@ def run(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None =
                     on_output(chunk)
     finally:
         selector.close()
-        group.kill()  # the leader may be done, but nothing it started outlives the run
+        end_group(group, leftover_grace)  # the leader may be done, but nothing it started outlives the run
         result.exit_code = proc.wait()
         if on_group is not None:
             on_group(None)

@@ -109,3 +109,29 @@ def repo(tmp_path) -> str:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "initial")
     return os.path.realpath(root)
+
+
+_held_loop_locks: list[int] = []
+
+
+def hold_loop_lock(state_dir: str) -> None:
+    """Stand in for a live ralph-loop beside a run.json a test wrote: hold
+    `.ralph/loop.lock` as the loop does (flock, exclusive) until the test
+    ends. Hooks act for a "running" run only while its loop holds the lock."""
+    import fcntl
+
+    os.makedirs(state_dir, exist_ok=True)
+    fd = os.open(os.path.join(state_dir, "loop.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _held_loop_locks.append(fd)
+
+
+def release_loop_locks() -> None:
+    while _held_loop_locks:
+        os.close(_held_loop_locks.pop())
+
+
+@pytest.fixture(autouse=True)
+def _loop_locks_released():
+    yield
+    release_loop_locks()

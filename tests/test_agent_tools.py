@@ -31,7 +31,7 @@ from ralph.mcp.request_merge import request_merge
 from ralph.mcp.story_status import story_status
 from ralph.plan import set_story_state, story_state
 
-from .conftest import RALPH, load_payload, run_hook
+from .conftest import RALPH, hold_loop_lock, load_payload, run_hook
 from .loop_support import Project, git
 
 pytest.importorskip("mcp", reason="the mcp extra (pip install -e '.[mcp]'); scripts/test installs it")
@@ -64,6 +64,7 @@ class Iteration:
         self.run.budget(story).iterations += 1
         self.it = prepare.begin(self.run, story)
         agent_tools.write_context(self.run, self.it)
+        hold_loop_lock(self.run.state_dir)  # the loop holds its lock while it lives
 
     def ctx(self, **env: str) -> context.ToolContext:
         """What a call of the server the client started sees (its environment is the agent's)."""

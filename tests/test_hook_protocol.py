@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tests.conftest import FIXTURES, HOOK_INPUTS, git, load_payload, run_hook, hook_state_dir
+from tests.conftest import FIXTURES, HOOK_INPUTS, git, hold_loop_lock, load_payload, run_hook, hook_state_dir
 
 PAYLOADS = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(HOOK_INPUTS, "*.json")))
 SUBCOMMAND = {
@@ -84,6 +84,7 @@ def write_run(repo: str, story_source: str = ".ralph/plan.md", plan: str = "- [ 
     }
     with open(os.path.join(repo, ".ralph", "run.json"), "w") as f:
         json.dump(run, f)
+    hold_loop_lock(os.path.join(repo, ".ralph"))  # its loop is alive
 
 
 def test_prompt_context_has_the_form_the_client_honours(repo: str) -> None:

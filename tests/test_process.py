@@ -158,3 +158,47 @@ def test_capture_keeps_head_and_tail() -> None:
     whole = Capture(head_limit=3, tail_limit=0)
     whole.add(b"abcdef")
     assert bytes(whole.head) == b"abc" and not whole.tail and whole.dropped == 3
+
+
+SLOW_TO_END = """import os, signal, sys, time
+out = sys.argv[1]
+def term(*_):
+    time.sleep(0.3)  # work after SIGTERM: a git removing its lock files, a server flushing
+    with open(out + ".cleaned", "w") as f:
+        f.write("cleaned\\n")
+    os._exit(0)
+signal.signal(signal.SIGTERM, term)
+with open(out + ".pid", "w") as f:
+    f.write(str(os.getpid()))
+while True:
+    time.sleep(1)
+"""
+
+
+def test_what_a_run_leaves_behind_gets_its_grace_and_is_gone_when_run_returns(tmp_path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_TO_END)
+    out = tmp_path / "left"
+    command = (f"{sys.executable} {script} {out} >/dev/null 2>&1 & "
+               f"while [ ! -s {out}.pid ]; do sleep 0.02; done; echo started")
+    result = run(command, leftover_grace=30)
+    assert result.exit_code == 0 and result.output.text() == "started\n"
+    assert (tmp_path / "left.cleaned").read_text() == "cleaned\n"  # SIGTERM first, and time to finish
+    assert not live(int((tmp_path / "left.pid").read_text()))  # gone before run() returned: no wait here
+
+
+def test_a_leftover_that_ignores_sigterm_is_killed_after_the_grace_and_gone_when_run_returns(tmp_path) -> None:
+    pid_file = tmp_path / "pid"
+    result = run(f"sh -c 'trap \"\" TERM; echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 300' >/dev/null 2>&1 & "
+                 f"while [ ! -s {pid_file} ]; do sleep 0.02; done", leftover_grace=0.3)
+    assert result.exit_code == 0
+    assert not live(int(pid_file.read_text()))
+
+
+def live(pid: int) -> bool:
+    """Running now (a zombie is not: it holds nothing and waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -19,7 +19,7 @@ from ralph.rollback.journal import JOURNAL_NAME
 from ralph.rollback.lock import LOCK_NAME, wait_until_free
 from ralph.rollback.restore import finish_interrupted, restore_snapshot, save_and_restore
 from ralph.rollback.snapshots import list_snapshots
-from tests.conftest import load_payload, run_hook
+from tests.conftest import hold_loop_lock, load_payload, run_hook
 from tests.test_rollback import LOCK_HOLDER, ROLLBACK_IN_A_PROCESS, full_state, git, head, make_repo, write
 
 POLL = 0.05
@@ -180,6 +180,7 @@ def test_a_hooks_rollback_longer_than_it_may_wait_goes_on_in_the_background(tmp_
            "story": {"id": "US-042", "title": "t", "criteria": [], "source": ".ralph/plan.md"},
            "checkpoint": checkpoint, "started": "2026-11-21T00:00:00Z", "pid": 1}
     write(repo, ".ralph/run.json", json.dumps(run))
+    hold_loop_lock(str(repo / ".ralph"))  # its loop is alive
     write(repo, "src/app.py", "def f():\n    return 2  # broken\n")
     write(repo, "src/new_module.py", "x = 1\n")
     payload = load_payload("PostToolUseFailure_Bash_exit3", str(repo))

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ralph.claude.protocol import HookCall
-from tests.conftest import RALPH, git, load_payload, run_hook, hook_state_dir
+from tests.conftest import RALPH, git, hold_loop_lock, load_payload, run_hook, hook_state_dir
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLICY_FIXTURES = os.path.join(HERE, "fixtures", "rollback_policy")
@@ -63,6 +63,7 @@ def write_run(repo: str, *, status: str = "running", stage: str = "build", check
     }
     write(repo, ".ralph/run.json", json.dumps(run))
     write(repo, ".ralph/plan.md", "- [ ] US-042: Subtraction\n")
+    hold_loop_lock(os.path.join(repo, ".ralph"))  # its loop is alive
     return run
 
 

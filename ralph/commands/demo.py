@@ -18,6 +18,7 @@ import tempfile
 import textwrap
 from importlib import resources
 
+from ralph.loop.recovery import LoopLock
 from ralph.state.files import atomic_write
 
 CAPTURED_PROJECT = "/home/dev/app"
@@ -99,8 +100,11 @@ def make_project(root: str) -> None:
     subprocess.run([*git, "commit", "-q", "-m", "initial"], check=True)
 
 
-def start_loop_run(root: str) -> None:
-    """What ralph-loop writes at the start of an iteration (see ralph/run/state.py)."""
+def start_loop_run(root: str, lock: LoopLock) -> None:
+    """What ralph-loop writes at the start of an iteration (see ralph/run/state.py),
+    and the lock it holds while it lives: hooks act for a run only while its loop holds it."""
+    os.makedirs(os.path.join(root, ".ralph"), exist_ok=True)
+    lock.acquire()
     head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     atomic_write(
         os.path.join(root, ".ralph", "plan.md"),
@@ -121,7 +125,7 @@ def start_loop_run(root: str) -> None:
     atomic_write(os.path.join(root, ".ralph", "run.json"), json.dumps(run, indent=2))
 
 
-def steps(root: str) -> list[tuple[str, str, dict, object]]:
+def steps(root: str, lock: LoopLock) -> list[tuple[str, str, dict, object]]:
     """(label, payload name, overrides to tool_input, action after) for each step."""
     failing = subprocess.run(
         [*python_command(), "-m", "unittest", "test_totals"], cwd=root, capture_output=True, text=True, timeout=60
@@ -141,7 +145,7 @@ def steps(root: str) -> list[tuple[str, str, dict, object]]:
         ("Bash exited 0", "PostToolUse_Bash", {}, None),
         ("Bash exited 3", "PostToolUseFailure_Bash_exit3", {}, None),
         ("Failing unittest run", "PostToolUseFailure_Bash_exit3", {"command": unittest_command, "error": f"Exit code {failing.returncode}\n{unittest_output}"}, None),
-        ("Prompt, no loop run", "UserPromptSubmit", {}, lambda: start_loop_run(root)),
+        ("Prompt, no loop run", "UserPromptSubmit", {}, lambda: start_loop_run(root, lock)),
         ("Prompt, loop run active", "UserPromptSubmit", {}, None),
         ("Stop, story open", "Stop", {}, None),
         ("Stop again (stop_hook_active)", "Stop_after_block_stop_hook_active_true", {}, None),
@@ -160,10 +164,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object per step instead of a table")
     args = parser.parse_args(argv)
     root = os.path.realpath(tempfile.mkdtemp(prefix="ralph-demo-"))
+    lock = LoopLock(os.path.join(root, ".ralph"))
     try:
         make_project(root)
         rows = []
-        for number, (label, name, overrides, after) in enumerate(steps(root), 1):
+        for number, (label, name, overrides, after) in enumerate(steps(root, lock), 1):
             payload = load_payload(name, root)
             if "error" in overrides:
                 payload["error"] = overrides["error"]
@@ -185,6 +190,7 @@ def main(argv: list[str]) -> int:
             print(f"\nEvery call exited {codes} and printed one JSON object.")
         status = 0 if all(r[6]["exit"] == 0 for r in rows) else 1
     finally:
+        lock.release()
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     if args.keep:

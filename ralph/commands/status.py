@@ -1,5 +1,7 @@
 """`ralph status`: stories done / total, the current (or last) run, the last
-iterations and the rollbacks, from `.ralph/` and git. Read-only."""
+iterations and the rollbacks, from `.ralph/` and git. Read-only, but for
+one write: a run whose loop is gone without writing its finish is finished
+as `crashed` in run.json (and events.jsonl), so the hooks stop acting for it."""
 from __future__ import annotations
 
 import argparse
@@ -18,8 +20,10 @@ from ralph.rollback.snapshots import list_snapshots
 from ralph.state.denials import read_denials
 from ralph.state.files import read_json_object
 from ralph.state.locations import STATE_DIR_NAME, project_root
+from ralph.run.state import loop_holds_lock
 
 from ralph.loop.display import clock_time
+from ralph.loop.recovery import finish_dead_run
 from ralph.run import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook import WAITING_FILE
@@ -67,10 +71,7 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     report["stories"] = stories_report
     run = records.read_run_state(state_dir)
     if run is not None:
-        live = run.get("status") == "running" and pid_alive(run.get("pid"))
-        run["live"] = live
-        if run.get("status") == "running" and not live:
-            run["note"] = "the loop process is gone (killed or crashed) without writing its finish"
+        run = live_or_finished(state_dir, run)
     report["run"] = run
     events = records.read_events(state_dir)
     report["iterations"] = [e for e in events if e.get("event") == "iteration"][-recent:] if recent > 0 else []
@@ -81,6 +82,27 @@ def collect(root: str, plan_arg: str | None, recent: int) -> dict:
     report["waiting"] = waiting_gate(state_dir)
     report["children"] = children(state_dir)
     return report
+
+
+def live_or_finished(state_dir: str, run: dict) -> dict:
+    """A run is live while its loop holds `.ralph/loop.lock`; one that says
+    "running" without it is finished here as crashed (ralph.loop.recovery),
+    so the hooks and the next loop read the truth."""
+    running = run.get("status") == "running"
+    run["live"] = running and loop_holds_lock(state_dir)
+    if not running or run["live"]:
+        return run
+    try:
+        finished = finish_dead_run(state_dir, "ralph status")
+    except OSError as e:
+        run["note"] = f"the loop process is gone (killed or crashed) without writing its finish; could not record it: {e}"
+        return run
+    if finished is None:  # a loop took the lock meanwhile: what it says now
+        now = records.read_run_state(state_dir) or run
+        now["live"] = now.get("status") == "running" and loop_holds_lock(state_dir)
+        return now
+    finished["live"] = False
+    return finished
 
 
 def denials(state_dir: str, run_id: object) -> dict:
@@ -142,8 +164,9 @@ def render(report: dict) -> str:
                              f"until {local_clock(waiting.get('until'))} (since {local_clock(waiting.get('since'))}); "
                              f"then {story.get('id', 'the same iteration')} again")
         else:
+            exit_code = f" (exit {finish['exit_code']})" if "exit_code" in finish else ""
             lines.append(f"last run {run.get('run_id')}: {finish.get('type', run.get('status'))} at {finish.get('at', '?')}: "
-                         f"{finish.get('message', '')} (exit {finish.get('exit_code', '?')})")
+                         f"{finish.get('message', '')}{exit_code}")
         lines.extend(usage_lines(run))
     else:
         lines.append("run: none yet")

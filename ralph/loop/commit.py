@@ -28,6 +28,7 @@ def commit_story(run: Run, it: Iteration) -> str:
     refuses. The iteration's result: done or commit_failed."""
     story = it.story
     assert story is not None
+    recovery.clear_git_locks(run, f"the commit of {story.id}")
     progress_before = None
     try:
         with open(run.progress_path, "rb") as f:

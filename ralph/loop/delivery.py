@@ -24,8 +24,8 @@ import shlex
 
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
+from ralph.loop import branch, handoff, set_aside
 from ralph.run import records
-from ralph.loop import branch, handoff
 from ralph.loop.lifecycle.spawn import DEPTH_VAR
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
@@ -33,6 +33,7 @@ from ralph.report import files as report_files
 from ralph.report import markdown
 from ralph.state.files import atomic_write, read_json_object
 from ralph.state.locations import STATE_DIR_NAME
+from ralph.run.state import CRASHED
 
 LEFT_FILE = "left_in_tree.json"
 
@@ -51,7 +52,8 @@ class Delivery:
 
 
 def start(run: Run) -> dict:
-    """Refuse a dirty tree, check out the run branch, read [handoff]; the
+    """Refuse a dirty tree (with --allow-dirty: set the person's changes
+    aside, ralph.loop.set_aside), check out the run branch, read [handoff]; the
     run_start event's branch fields. Raises Finish. A child loop (a spawn
     hook's) works on its parent's branch and tree as they are, and leaves
     the hand-off to its parent."""
@@ -62,6 +64,8 @@ def start(run: Run) -> dict:
         raise Finish("error", str(e)) from None
     previous = records.read_run_state(run.state_dir) or {}
     accepted = agent_leftovers(run, previous)
+    if run.settings.allow_dirty and not child:
+        run.set_aside = set_aside.set_aside(run)  # the person's changes under their own ref, back at the end
     try:
         chosen = branch.prepare(run.root, branch.CURRENT if child else str(run.settings["branch"]), run.plan_path,
                                 run.settings.allow_dirty or child, state_rel=STATE_DIR_NAME, accepted=accepted)
@@ -77,7 +81,8 @@ def agent_leftovers(run: Run, previous: dict) -> dict | None:
     """What the previous run left in the tree (branch.fingerprint()): a tree
     holding exactly that is accepted. None: any tree is (the previous run was
     killed mid-iteration and its work is in the tree; recovery said so)."""
-    if previous.get("status") == "running":
+    finish = previous.get("finish") if isinstance(previous.get("finish"), dict) else {}
+    if previous.get("status") == "running" or finish.get("type") == CRASHED:
         return None
     left = read_json_object(os.path.join(run.state_dir, LEFT_FILE))
     return left if left is not None else branch.NOTHING_LEFT

@@ -23,6 +23,7 @@ import time
 
 from ralph.loop import hook_calls
 from ralph.loop.commit import roll_back
+from ralph.loop.recovery import clear_git_locks
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import set_story_state
 from ralph.sandbox import git_dirs
@@ -287,6 +288,7 @@ def judge_history(run: Run, it: Iteration, during: str = "") -> str | None:
     it.event["foreign_history"] = reasons
     if during:
         it.event["foreign_history_during"] = during
+    clear_git_locks(run, "moving back to the loop's branch and rolling back")
     if start["head_ref"] and head_ref(root) != start["head_ref"]:
         _git(root, "symbolic-ref", "HEAD", start["head_ref"])  # back on the loop's branch; the reset does the rest
     roll_back(run, it, "merge or foreign commits")

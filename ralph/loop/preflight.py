@@ -4,6 +4,10 @@ N failed iterations and a finish that does not say why.
 
 - git can make a commit here: an author and a committer identity (without
   `user.email`, every verified story would end `commit_failed`);
+- no rebase, merge, cherry-pick, revert, bisect or `git am` of the person's
+  is in progress: the loop would take its state for the agent's (a merge in
+  progress becomes the agent's commit, a paused rebase is rolled back and its
+  state removed); the refusal names it and the commands that finish or abort it;
 - each stage's agent program exists and can be run: the first word of the
   command (after `NAME=value` assignments) found on PATH or at its path, when
   the command is a plain one ralph can read without a shell (anything with
@@ -36,6 +40,9 @@ SHELL_WORDS = frozenset((
 def check(run: Run) -> None:
     """Every problem found, at once, as one Finish("error")."""
     problems: list[str] = []
+    operation = git_operation_problem(run.root)
+    if operation:
+        problems.append(operation)
     if any(stage.mode == "build" for stage in run.settings.stages):
         problem = git_identity_problem(run.root)
         if problem:
@@ -51,6 +58,39 @@ def check(run: Run) -> None:
             problems.append(problem)
     if problems:
         raise Finish("error", "; ".join(problems))
+
+
+# what git leaves in its directory while an operation waits for the person:
+# (path, what it is, how to finish it, how to abort it), the first found wins
+GIT_OPERATIONS = (
+    ("rebase-merge", "a rebase", "git rebase --continue", "git rebase --abort"),
+    ("rebase-apply/applying", "a `git am`", "git am --continue", "git am --abort"),
+    ("rebase-apply", "a rebase", "git rebase --continue", "git rebase --abort"),
+    ("MERGE_HEAD", "a merge", "git commit", "git merge --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue", "git cherry-pick --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue", "git revert --abort"),
+    ("sequencer/todo", "a cherry-pick or revert of several commits", "git cherry-pick --continue (or git revert --continue)",
+     "git cherry-pick --abort (or git revert --abort)"),
+    ("BISECT_LOG", "a bisect", "git bisect good / git bisect bad until it ends", "git bisect reset"),
+)
+
+
+def git_operation_problem(root: str) -> str:
+    """Why the loop must not start on the person's git operation in progress ("" when none is)."""
+    done = run_git(root, ["rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir"])
+    if not done.ok:
+        return ""  # not a repository: head_sha() said so already
+    directories = dict.fromkeys(done.out.decode("utf-8", "surrogateescape").splitlines())
+    for name, what, finish, abort in GIT_OPERATIONS:
+        # BISECT_LOG lives in the common directory for all worktrees (git < 2.35 too); the others per worktree
+        for directory in directories if name == "BISECT_LOG" else list(directories)[:1]:
+            path = os.path.join(directory, name)
+            if os.path.lexists(path):
+                shown = os.path.relpath(path, root) if path.startswith(os.path.join(root, "")) else path
+                return (f"{what} is in progress in this repository ({shown}); ralph-loop would take its state for the "
+                        f"agent's work and undo it. Finish it (`{finish}`) or abort it (`{abort}`), then start the loop "
+                        "again. Nothing was touched")
+    return ""
 
 
 def git_identity_problem(root: str) -> str:

@@ -61,9 +61,14 @@ from ralph.rollback.git_locks import clear_stale_locks
 from ralph.rollback.restore import finish_interrupted
 from ralph.state.files import atomic_write, read_json_object
 from ralph.run.git import run as run_git
+from ralph.run.state import CRASHED, LOOP_LOCK_FILE
 
 INTENT_FILE = "commit_intent.json"
-LOOP_LOCK_FILE = "loop.lock"
+# The lock is also taken for an instant by others: the hooks' probe (shared,
+# microseconds) and `ralph status` finishing a dead loop's run (milliseconds).
+# A loop that finds it taken looks again this many times before it refuses.
+LOCK_TRIES = 40
+LOCK_RETRY_SECONDS = 0.025
 TEMP_FILE = re.compile(r"^\..+\.(\d+)\.tmp$")  # ralph.state.files.atomic_write's temp names
 
 
@@ -83,19 +88,33 @@ class LoopLock:
 
     def acquire(self) -> None:
         """Raises AnotherLoopRunning, naming the loop that holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise AnotherLoopRunning(refusal(read_json_object(self.path), os.path.dirname(self.path))) from None
-        self.fd = fd
+        if not self.try_take(LOCK_TRIES):
+            raise AnotherLoopRunning(refusal(read_json_object(self.path), os.path.dirname(self.path)))
         data = json.dumps(process_identity(os.getpid())).encode() + b"\n"
+        fd = self.fd
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
         except OSError:
             pass  # a full disk: the lock holds all the same, unnamed
+
+    def try_take(self, tries: int = 1) -> bool:
+        """Take the lock without naming a holder; False while another holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        for attempt in range(tries):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if attempt + 1 < tries:
+                    time.sleep(LOCK_RETRY_SECONDS)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            self.fd = fd
+            return True
+        os.close(fd)
+        return False
 
     def release(self) -> None:
         if self.fd >= 0:
@@ -112,6 +131,58 @@ def refusal(holder: dict | None, state_dir: str) -> str:
     who = f"pid {pid}{run}" if pid else "its pid not known yet"
     return (f"another ralph-loop ({who}) is running in this project; stop it first (Ctrl-C, or `kill` it), "
             "or wait for it to finish. Nothing of it was touched")
+
+
+def killed_run(previous: object) -> bool:
+    """run.json of a loop that died mid-run and that no later loop has put
+    right yet: still "running" (read while holding the loop lock: its loop is
+    gone), or finished as crashed by `ralph status`."""
+    if not isinstance(previous, dict):
+        return False
+    if previous.get("status") == "running":
+        return True
+    finish = previous.get("finish")
+    return isinstance(finish, dict) and finish.get("type") == CRASHED and not finish.get("recovered_by")
+
+
+def finish_as_crashed(state_dir: str, state: dict, found_by: str, recovered_by: str = "") -> dict:
+    """Write the finish a dead loop could not: run.json "finished" with type
+    `crashed`, and (the first time) a `finish` event for its run. Call it
+    holding the loop lock, so no live loop's run.json is overwritten. Returns
+    the state written."""
+    finish = state.get("finish") if isinstance(state.get("finish"), dict) else None
+    if finish is None or finish.get("type") != CRASHED:
+        pid = (state.get("loop") or {}).get("pid") if isinstance(state.get("loop"), dict) else state.get("pid")
+        finish = {"type": CRASHED, "at": utc_now(), "found_by": found_by, "iterations": state.get("iteration"),
+                  "message": f"the loop (pid {pid}) ended without writing its finish: killed (SIGKILL, the OOM killer) "
+                             f"or stopped by a full disk during iteration {state.get('iteration')}"}
+        records.append_event(state_dir, {"event": "finish", "run_id": state.get("run_id"), "type": CRASHED,
+                                         "message": finish["message"], "at": finish["at"], "found_by": found_by,
+                                         "iterations": state.get("iteration")})
+    else:
+        finish = dict(finish)
+    if recovered_by:
+        finish["recovered_by"] = recovered_by
+    finished = dict(state)
+    finished.update(status="finished", waiting=None, finish=finish)
+    records.write_run_state(state_dir, finished)
+    return finished
+
+
+def finish_dead_run(state_dir: str, found_by: str) -> dict | None:
+    """`ralph status`: the run.json of a loop that is gone, finished as
+    crashed; None when a loop holds the lock (it lives, or one is starting)
+    or run.json does not say running. Raises OSError when it cannot write."""
+    lock = LoopLock(state_dir)
+    if not lock.try_take():
+        return None
+    try:
+        state = records.read_run_state(state_dir)
+        if not isinstance(state, dict) or state.get("status") != "running":
+            return None
+        return finish_as_crashed(state_dir, state, found_by)
+    finally:
+        lock.release()
 
 
 def write_intent(state_dir: str, record: dict) -> None:
@@ -245,7 +316,7 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
     git may hold) goes to `warnings`. Raises AnotherLoopRunning when the
     recorded loop is still alive."""
     done: list[tuple[str | None, str]] = []
-    crashed = isinstance(previous, dict) and previous.get("status") == "running"
+    crashed = killed_run(previous)
     if crashed:
         assert previous is not None
         if is_same_process(previous.get("loop")):
@@ -288,6 +359,18 @@ def recover(root: str, state_dir: str, previous: dict | None, plan_paths: list[s
     return done
 
 
+def set_aside_left(root: str) -> list[str]:
+    """A person's changes an earlier run set aside (--allow-dirty) and did
+    not put back (it was killed, or the run changed the same file): said at
+    every start until the person deals with them."""
+    code, out = git(root, "for-each-ref", "--format=%(refname)", "refs/ralph/set-aside/")
+    if code != 0:
+        return []
+    return [f"{ref} holds uncommitted changes of yours that an earlier run set aside (--allow-dirty) and did not put back: "
+            f"see them with `git show --stat {ref}`, bring them over with `git diff {ref}^ {ref} -- . ':!.ralph' | git apply -3`, "
+            f"then delete the ref: `git update-ref -d {ref}`" for ref in out.split()]
+
+
 def wait_for_group_end(pgid: int, polls: int = 100) -> None:
     """SIGKILL is delivered asynchronously: wait (a bounded number of short
     polls) until no member of the killed group is left."""
@@ -319,6 +402,28 @@ def put_git_right(root: str) -> tuple[list[str], list[str]]:
     return removed, kept
 
 
+def clear_git_locks(run: Run, before: str) -> None:
+    """Before one of the loop's own git writes (`before` names it): git's lock
+    files that a git process no longer alive left (the agent's git, killed at
+    the end of its iteration) are removed by the rule used at start
+    (ralph.rollback.git_locks); otherwise this and every later commit of the
+    run fails. Said on the terminal and in events.jsonl (`git_locks`)."""
+    try:
+        repo = Repo(run.root)
+    except RollbackError:
+        return
+    removed, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+    if not removed and not kept:
+        return
+    for sentence in removed + kept:
+        run.display.message(f"git: {sentence} (before {before})")
+    try:
+        records.append_event(run.state_dir, {"event": "git_locks", "run_id": run.run_id, "iteration": run.iteration,
+                                             "at": utc_now(), "before": before, "removed": removed, "left": kept})
+    except OSError as e:
+        run.display.message(f"could not record the git locks in events.jsonl: {e}")
+
+
 # ---- the run's side ----
 
 
@@ -330,10 +435,17 @@ def recover_from_crash(run: Run) -> None:
     warnings: list[str] = []
     done = recover(run.root, run.state_dir, previous, [run.plan_path, run.progress_path], warnings)  # AnotherLoopRunning: the caller refuses
     previous_id = (previous or {}).get("run_id")
-    crashed = isinstance(previous, dict) and previous.get("status") == "running"
+    crashed = killed_run(previous)
+    if crashed:
+        assert previous is not None
+        try:
+            finish_as_crashed(run.state_dir, previous, "ralph-loop", recovered_by=run.run_id)
+        except OSError as e:
+            run.display.message(f"warning: could not record run {previous_id} as crashed in run.json: {e}")
     for story_id, sentence in done:
         run.display.message(f"recovered: {sentence}")
         run.fail(story_id, "crash", (f"the loop was killed (run {previous_id}); on restart: " if crashed else "on start: ") + sentence)
+    warnings.extend(set_aside_left(run.root))
     for sentence in warnings:
         run.display.message(f"warning: {sentence}")
     if done:

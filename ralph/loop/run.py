@@ -103,6 +103,7 @@ class Run:
         self.branch = ""  # the branch the run commits on (ralph.loop.delivery.start)
         self.delivery = None  # the run branch, [handoff] and the report (ralph.loop.delivery.Delivery)
         self.iteration_logs: list[tuple[str, str]] = []  # (stage name, log path) per iteration: the hooks' STAGE_OUTPUTS
+        self.set_aside = None  # --allow-dirty: the person's changes set aside for the run (ralph.loop.set_aside)
 
     @property
     def plan_rel(self) -> str:

@@ -20,9 +20,8 @@ import os
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.run import records
-from ralph.run import paths
-from ralph.loop import budgets, delivery, hook_calls, preflight, recovery, sandbox_layer, waits
+from ralph.loop import budgets, delivery, hook_calls, preflight, recovery, sandbox_layer, set_aside, waits
+from ralph.run import paths, records
 from ralph.run.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
@@ -209,7 +208,10 @@ def final_finish(run: Run) -> Finish:
 
 
 def end(run: Run, finish: Finish) -> int:
-    """The finish in run.json and events.jsonl, session_end, the last line; the exit code."""
+    """The finish in run.json and events.jsonl, the hand-off and report, the
+    person's changes put back (--allow-dirty: after the run's own leftovers
+    are recorded, so the next run does not take them for the run's),
+    session_end, the last line; the exit code."""
     code = exit_code(finish, run.interrupts.signum)
     elapsed = time.monotonic() - run.started
     state = dict(run.state or {"run_id": run.run_id, "iteration": run.iteration, "story": None,
@@ -232,6 +234,9 @@ def end(run: Run, finish: Finish) -> int:
     except OSError as e:
         run.display.message(f"could not record the finish in {run.state_dir}: {e}")
     problem = delivery.finish(run, finish)  # the hand-off, the report
+    if run.set_aside is not None:
+        set_aside.put_back(run, run.set_aside)
+        run.set_aside = None
     hook_calls.session_end(run, finish, elapsed)
     run.display.message(
         f"finished: {finish.type} — {finish.message}{problem} ({run.iteration} iteration(s), {format_duration(elapsed)}, exit {code})"

@@ -48,6 +48,7 @@ FINISH_WHY = {
     "budget": "a budget of the run ran out",
     "rate_limited": "the agent's usage limit or rate limit stopped the run",
     "manual": "stopped by a signal (Ctrl-C or kill)",
+    "crashed": "the loop died without writing its finish (SIGKILL, the OOM killer, a full disk)",
 }
 USAGE_FIELDS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 TOKEN_FIELDS = USAGE_FIELDS[1:]
@@ -413,7 +414,7 @@ def act_on(stories: list[dict], rows: list[dict], handoff: dict | None, merge_re
     restore command), stopped by a budget or a limit (what to raise). Every
     entry has `group`, `kind`, `story` and `text` (its one-line form)."""
     items = []
-    if finish["type"] in ("error", "hook_abort") or finish["type"] is None:
+    if finish["type"] in ("error", "hook_abort", "crashed") or finish["type"] is None:
         items.append({"group": "run", "kind": "finish", "story": None,
                       "text": f"the run ended with {finish['type']}: {finish['message']}" if finish["type"]
                       else "the run has no finish record: it is still running, or it was killed"})

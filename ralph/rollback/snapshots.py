@@ -109,7 +109,9 @@ def _extras_tree(repo: Repo, cap: Capture) -> str:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_snapshot(repo: Repo, cap: Capture, subject: str, fields: dict) -> tuple[str, str, str]:
+def write_snapshot(repo: Repo, cap: Capture, subject: str, fields: dict, ref: str = "") -> tuple[str, str, str]:
+    """The capture as a snapshot commit under `ref` (default: a new
+    refs/ralph/rollbacks/<id>), verified readable; (id, ref, sha)."""
     parents = [cap.head] if cap.head else []
     index_commit = _commit(repo, cap.index_tree, parents, "ralph snapshot: the index (staged changes)\n")
     fields = dict(fields)
@@ -127,7 +129,7 @@ def write_snapshot(repo: Repo, cap: Capture, subject: str, fields: dict) -> tupl
     message = f"{one_line(redact(subject), 200)}\n\n{trailers}"
     sha = _commit(repo, cap.tree, parents + [index_commit] + extras, message)
     snap_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + sha[:8]
-    ref = REF_PREFIX + snap_id
+    ref = ref or REF_PREFIX + snap_id
     existing = repo.commit_exists(ref)
     if existing != sha:
         repo.run(["update-ref", "-m", "ralph snapshot", ref, sha, ""])

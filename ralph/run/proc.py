@@ -6,8 +6,10 @@ stop a run, the iteration log, and the few git calls the loop needs.
 Nothing a child starts outlives the loop, even one killed with SIGKILL: the
 child's leader gets PR_SET_PDEATHSIG (Linux), and a watchdog process (one per
 run, outside every group the terminal signals) kills the current child group
-the moment the loop's end of a pipe closes. After every child, whatever is
-left in its group is killed. The group is also recorded in run.json, so the
+the moment the loop's end of a pipe closes (again and again until the group
+is gone). After every child, whatever is left in its group gets SIGTERM, then
+SIGKILL after KILL_GRACE_SECONDS, and the iteration goes on only once the
+group is gone. The group is also recorded in run.json, so the
 next run ends it before touching anything if both of those were killed too.
 """
 from __future__ import annotations
@@ -142,10 +144,13 @@ while True:
     for line in lines:
         group = int(line or 0)
 if group > 0:
-    try:
-        os.killpg(group, signal.SIGKILL)
-    except OSError:
-        pass
+    import time
+    for _ in range(500):  # again until the group is gone: a child forked as the first SIGKILL came escapes it
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            break
+        time.sleep(0.02)
 """
 
 
@@ -242,22 +247,7 @@ def is_same_process(identity: object) -> bool:
 
 def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes in a process group, from /proc."""
-    members = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return members
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 19 and fields[0] != b"Z" and int(fields[2]) == pgid:
-            members.append(int(name))
-    return members
+    return process.group_members(pgid)
 
 
 def end_recorded_group(identity: object) -> int:
@@ -308,7 +298,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
 
     ran = process.run(argv, cwd=cwd, env=env, stdin=stdin_data, timeout=timeout, idle_timeout=idle_timeout or None,
                       max_bytes=TAIL_BYTES, on_output=to_sinks, stop=stop, on_group=interrupts.attach,
-                      kill_grace=KILL_GRACE_SECONDS, drain=DRAIN_SECONDS)
+                      kill_grace=KILL_GRACE_SECONDS, drain=DRAIN_SECONDS, leftover_grace=KILL_GRACE_SECONDS)
     result = ProcessResult()
     result.duration = ran.duration
     if ran.error:

@@ -22,15 +22,27 @@ stop. Format, version 1:
       "finish": null                          # or {"type": "complete"|..., "at": "...", "message": "..."}
     }
 
-A run is *active* when status is "running" and both story.id and checkpoint
-are present. Anything else (no file, a torn file, other values) is inactive:
-hooks then behave as in an ordinary interactive session.
+A run whose loop died without writing its finish is finished by whoever
+finds it (the next ralph-loop, `ralph status`): status "finished", finish
+type "crashed" (CRASHED), with "found_by" and, once a ralph-loop has put
+right what it left (ralph.loop.recovery), "recovered_by": that run's id.
+
+A run is *active* when status is "running", both story.id and checkpoint
+are present, and its loop is alive: it holds `.ralph/loop.lock` (flock(2),
+taken by ralph-loop for its whole run and released by the kernel however the
+loop dies). A loop killed by SIGKILL, the OOM killer or a full disk leaves
+"running" behind; its run is not active, and the next `ralph-loop` or `ralph
+status` finishes it as `crashed`. Anything else (no file, a torn file, other
+values, no live loop) is inactive: hooks then behave as in an ordinary
+interactive session (no Stop gate, no story, no rollback of a person's work).
 """
 import os
 
 from ralph import fastjson
 
 RUN_FILE = "run.json"
+LOOP_LOCK_FILE = "loop.lock"  # ralph.loop.recovery.LoopLock holds it for the whole run
+CRASHED = "crashed"  # the finish type of a run whose loop died without writing its own
 FORMAT_VERSION = 1
 
 
@@ -80,4 +92,32 @@ def load_active_run(state_dir: str) -> ActiveRun | None:
             text = f.read(1024 * 1024)
     except OSError:
         return None
-    return parse_active_run(text)
+    run = parse_active_run(text)
+    if run is None or not loop_holds_lock(state_dir):
+        return None  # run.json's "running" alone is a dead loop's word
+    return run
+
+
+def loop_holds_lock(state_dir: str) -> bool:
+    """Does a live ralph-loop hold `.ralph/loop.lock` now? A probe: a shared
+    non-blocking flock, dropped at once by closing the file. The loop holds
+    the lock exclusively, so the probe fails exactly while the loop lives
+    (whoever its pid now belongs to). No file, no flock on this system or
+    this file system: no loop can run here."""
+    try:
+        import fcntl  # only when run.json says running: an interactive session never pays for it
+    except ImportError:
+        return False
+    try:
+        fd = os.open(os.path.join(state_dir, LOOP_LOCK_FILE), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..conftest import hook_state_dir
+from ..conftest import hold_loop_lock, hook_state_dir
 from .api_server import (EXHAUSTED_TEXT, SIDE_TEXT, ScriptedServer, bash, disconnect, edit, overloaded, rate_limited, read, text,
                          tool_use, unified_headers, write)
 
@@ -354,6 +354,7 @@ def write_active_run(
         tmp = state / f".{name}.tmp"
         tmp.write_text(body, encoding="utf-8")
         os.replace(tmp, state / name)
+    hold_loop_lock(str(state))  # its loop is alive until the test ends
     return run
 
 
