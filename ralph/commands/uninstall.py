@@ -9,7 +9,6 @@ wrote.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -128,7 +127,7 @@ def delete_created(path: str, record: dict, old: str, dry_run: bool) -> int:
 def restore_original(path: str, record: dict, old: str, original: bytes, dry_run: bool) -> int:
     """The backup's bytes back in place; the backup goes only once the file
     and the backup are read back holding exactly those bytes."""
-    sys.stdout.write(diff(path, old, original.decode("utf-8")))
+    sys.stdout.write(diff(path, old, original.decode("utf-8", "replace")))
     if dry_run:
         print(f"(dry run: {path} not written)")
         return 0
