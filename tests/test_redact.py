@@ -287,7 +287,9 @@ def test_json_values_after_secret_names_in_text() -> None:
 
     # a number, boolean, null, object or array after a quoted key is JSON's, not a secret
     for kept in ('"maxOutputTokens":128000}', '"output_tokens_details":null,', '"token": true]', '"password": [1, 2]',
-                 '"secret":{"a": 1}', "'token': -12.5e3", "max_tokens: 128000", "MAX_OUTPUT_TOKENS=32000"):
+                 '"secret":{"a": 1}', "'token': -12.5e3", "max_tokens: 128000", "MAX_OUTPUT_TOKENS=32000",
+                 '"token": [12345678, 1]', 'x = {"a":{"secret":{}}}', '"token" : 12345678,', "'token' : 12345678,",
+                 '"secret": false}', '"password": null}'):
         assert redact_text(kept) == kept
     # a value in a shell or an env file, or a JSON string, still is
     assert redact_text("password=12345678") == "password=[REDACTED:secret]"
@@ -299,13 +301,13 @@ def test_mixed_text_keeps_json_lines_and_multi_line_keys() -> None:
     from ralph.rules.redact import redact_text
 
     key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
-    text = 'echo TOKEN=abcdef123\n' + RESULT_LINES[0] + '\n{"token":"abcdef"}\r\n' + key + "{not json} password: x1y2z3w4\n"
+    text = ('echo TOKEN=abcdef123\n' + key + RESULT_LINES[0] + '\n{"token":"abcdef"}\r\n' + key
+            + "{not json} password: x1y2z3w4\n")
     out = redact_text(text)
     lines = out.splitlines()
-    assert lines[0] == "echo TOKEN=[REDACTED:secret]" and lines[1] == RESULT_LINES[0]
-    assert json.loads(lines[2]) == {"token": "[REDACTED:secret]"} and '{"token":"[REDACTED:secret]"}\r\n' in out
-    assert "MIIEow" not in out and "[REDACTED:private_key]" in out
-    assert lines[-1] == "{not json} password: [REDACTED:secret]"
+    assert lines[:3] == ["echo TOKEN=[REDACTED:secret]", "[REDACTED:private_key]", RESULT_LINES[0]]
+    assert json.loads(lines[3]) == {"token": "[REDACTED:secret]"} and '{"token":"[REDACTED:secret]"}\r\n' in out
+    assert "MIIEow" not in out and lines[4:] == ["[REDACTED:private_key]", "{not json} password: [REDACTED:secret]"]
 
 
 def test_env_secrets_inside_json_strings() -> None:
@@ -315,6 +317,24 @@ def test_env_secrets_inside_json_strings() -> None:
     line = json.dumps({"result": f"printed {secret}", "n": 5})
     out = redact_text(line, secrets=(secret,))
     assert json.loads(out) == {"result": "printed [REDACTED:env]", "n": 5}
+    array = json.dumps(["printed", secret, 5])  # a line that is an array: a document too
+    assert redact_text(array, secrets=(secret,)) == '["printed", "[REDACTED:env]", 5]'
+    assert redact_text("[1,2]\n" + array, secrets=(secret,)) == '[1,2]\n["printed", "[REDACTED:env]", 5]'
+    assert redact_text('{"é":"ü","token":"abc"}') == '{"é":"ü","token":"[REDACTED:secret]"}'  # dumped as UTF-8 text
+    assert redact_text('{"token": "abc"}') == '{"token": "[REDACTED:secret]"}'  # Python's spacing kept
+
+
+def test_redacting_again_changes_nothing() -> None:
+    """A record redacted once (a log line, then its excerpt in failures.jsonl) keeps its markers."""
+    from ralph.rules.redact import redact_text
+
+    texts = ['{"token":"abc","api_key":"' + GITHUB + '","Authorization":"Basic x"}', "TOKEN=abcdef123 " + GITHUB,
+             '"password": "hunter22"', "--token s3cr3tValue99"]
+    for text in texts:
+        once = redact_text(text)
+        assert once != text and redact_text(once) == once
+    for marked in ('{"token":"[REDACTED:env]","n":1}', '{"api_key":"[REDACTED:github_token]"}'):
+        assert redact_text(marked) == marked
 
 
 def test_iteration_log_and_failure_excerpt_keep_stream_lines_json(tmp_path: object) -> None:

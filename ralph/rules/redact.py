@@ -197,16 +197,14 @@ def _redact_json_line(line: str, secrets: tuple[str, ...]) -> str | None:
     import json  # only for a text that might hold a secret, like `re`
 
     try:
-        document = json.loads(line)
+        document = json.loads(line)  # an object or an array: the line starts with `{` or `[`
     except ValueError:
-        return None
-    if not isinstance(document, (dict, list)):
         return None
     redacted = _redact_json_value(document, secrets, False)
     if redacted == document:
         return line
-    first_key = line.find('":')
-    spaced = first_key >= 0 and line[first_key + 2:first_key + 3] == " "  # Python's default separators, else JSON.stringify's
+    separator = line.find('":') + 1 or line.find(",")  # after the first key, or in an array of no object the first comma
+    spaced = line[separator + 1:separator + 2] == " "  # Python's default separators, else JSON.stringify's
     return json.dumps(redacted, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":"))
 
 
