@@ -76,8 +76,8 @@ SAFETY = {
         "--deselect", "tests/test_guard.py::test_corpus_through_pre_tool",
     ]),
     "ralph/loop/recovery.py": ["tests/test_mutation_recovery.py", "tests/test_loop_crash.py"],
-    "ralph/rollback/capture.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py"],
-    "ralph/rollback/restore.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py"],
+    "ralph/rollback/capture.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py"],
+    "ralph/rollback/restore.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py"],
 }
 
 COMPARE_SWAP = {

@@ -53,25 +53,35 @@ def test_parsed_config_is_remembered_only_for_the_same_text(tmp_path) -> None:
     parse (in the state dir's protected/) is used only for the same path and
     the same digest of the text, so an edit of the same size in the same
     instant, or a forged entry, never wins."""
-    from ralph.config.reading import CACHE_FILE, text_digest
+    from ralph.config.reading import CACHE_FILE, cache_entry, text_digest
 
     root = loop_project(tmp_path)
     config = tmp_path / "ralph.toml"
     config.write_text("[guard]\nforge_merges = false\n")
     assert load_config(root, {}) == {"guard": {"forge_merges": False}}
     cache = tmp_path / ".ralph" / CACHE_FILE
-    entry = json.loads(cache.read_text())
-    assert entry == {"path": str(config), "blake2b": text_digest(config.read_text()), "config": {"guard": {"forge_merges": False}}}
+    header = json.loads(cache.read_bytes().split(b"\n", 1)[0])
+    assert header["path"] == str(config) and header["blake2b"] == text_digest(config.read_text())
+    assert sorted(header) == ["blake2b", "nonce", "path"] and b"forge_merges" not in cache.read_bytes()
     config.write_text("[guard]\nforge_merges = true \n")  # same size, other text
     assert load_config(root, {}) == {"guard": {"forge_merges": True}}
     # an entry whose digest is not the file's is ignored, whatever it claims
-    cache.write_text(json.dumps({"path": str(config), "blake2b": text_digest("[guard]\n"), "config": {"guard": {"forge_merges": False}}}))
+    forged = cache_entry(str(config), "[guard]\n", {"guard": {"forge_merges": False}})
+    cache.write_bytes(forged)
     assert load_config(root, {}) == {"guard": {"forge_merges": True}}
-    # ... as is one for the same text at another path
-    cache.write_text(json.dumps({"path": str(tmp_path / "other.toml"), "blake2b": text_digest(config.read_text()), "config": {}}))
+    # ... as is one that claims this text's digest but was sealed for another text
+    forged_header, sealed = forged.split(b"\n", 1)
+    claimed = json.loads(forged_header) | {"blake2b": text_digest(config.read_text())}
+    cache.write_bytes(json.dumps(claimed).encode() + b"\n" + sealed)
+    assert load_config(root, {}) == {"guard": {"forge_merges": True}}
+    # ... and one for the same text at another path
+    cache.write_bytes(cache_entry(str(tmp_path / "other.toml"), config.read_text(), {}))
+    assert load_config(root, {}) == {"guard": {"forge_merges": True}}
+    # ... and an older ralph's, the parse in clear
+    cache.write_text(json.dumps({"path": str(config), "blake2b": text_digest(config.read_text()), "config": {"guard": {"from": "cache"}}}))
     assert load_config(root, {}) == {"guard": {"forge_merges": True}}
     # an entry for this very text is what the hooks read: no TOML parsed
-    cache.write_text(json.dumps({"path": str(config), "blake2b": text_digest(config.read_text()), "config": {"guard": {"from": "cache"}}}))
+    cache.write_bytes(cache_entry(str(config), config.read_text(), {"guard": {"from": "cache"}}))
     assert load_config(root, {}) == {"guard": {"from": "cache"}}
     cache.write_text("{torn")
     assert load_config(root, {}) == {"guard": {"forge_merges": True}}
@@ -95,8 +105,8 @@ def test_the_cache_holds_no_copy_of_the_file_and_only_its_owner_reads_it(tmp_pat
     cache.write_text(json.dumps({"path": str(tmp_path / "ralph.toml"), "text": text, "config": {"guard": {}}}))
     os.chmod(cache, 0o644)
     assert load_config(root, {}) == {"guard": {"forge_merges": False}}
-    raw = cache.read_text()
-    assert "not-for-copies-42" not in raw and "text" not in json.loads(raw)
+    raw = cache.read_bytes()
+    assert b"not-for-copies-42" not in raw and b"text" not in raw
     assert os.stat(cache).st_mode & 0o777 == 0o600
     assert [name for name in os.listdir(cache.parent) if name.endswith(".tmp")] == []
 
@@ -112,7 +122,7 @@ def test_an_interactive_project_caches_the_parse_inside_the_git_dir(tmp_path) ->
     (tmp_path / "ralph.toml").write_text("[guard]\n")
     assert load_config(str(tmp_path), {}) == {"guard": {}}
     cache = tmp_path / ".git" / "ralph" / CACHE_FILE
-    assert json.loads(cache.read_text())["config"] == {"guard": {}}
+    assert json.loads(cache.read_bytes().split(b"\n", 1)[0])["path"] == str(tmp_path / "ralph.toml")
     assert os.stat(cache).st_mode & 0o777 == 0o600
     assert not (tmp_path / ".ralph").exists()
     status = subprocess.run(["git", "-C", str(tmp_path), "status", "--porcelain"], capture_output=True, text=True, check=True)
@@ -241,3 +251,34 @@ def test_each_owner_uses_the_declaration_the_registry_lists() -> None:
         assert action_module(type_name).KEYS is declared.keys, type_name  # type: ignore[attr-defined]
     event = listed[("hooks.event", "")]
     assert event.keys is event_commands.EVENT_KEYS and set(event.kinds) == set(event_commands.KINDS)
+
+
+def test_a_token_in_a_hook_command_reaches_no_file_of_the_state_directory(repo: str) -> None:
+    """The parse cache holds ralph.toml's commands sealed: neither a token a
+    pattern would redact nor one no pattern knows is kept in clear by hook
+    calls that read the file (the guard's table, the event hooks, which run)."""
+    from tests.conftest import load_payload, run_hook
+
+    known = "ghp_" + "Zt7QwErTyUiOpAsDfGhJkLzXcVbNm0123456"
+    opaque = "Zq8opaqueTok44xKv"
+    state = os.path.join(repo, ".ralph")
+    os.makedirs(state)
+    with open(os.path.join(state, ".gitignore"), "w") as f:
+        f.write("*\n")
+    with open(os.path.join(repo, "ralph.toml"), "w") as f:
+        f.write("[guard]\nforge_merges = false\n\n"
+                f'[[hooks.event]]\nmatch = "PreToolUse:Bash"\ncommand = "test -n {known}"\n\n'
+                f'[[hooks.post_iteration]]\ncommand = "./notify.sh --auth {opaque}"\n')
+    payload = load_payload("PreToolUse_Bash", repo)
+    payload["tool_input"]["command"] = "ls"
+    for _ in range(2):  # the first call writes the cache, the second reads it
+        result = run_hook("pre-tool", payload, repo)
+        assert result.returncode == 0, result.stderr
+    cache = os.path.join(state, "protected", "config.json")
+    assert os.path.exists(cache) and os.path.exists(os.path.join(state, "logs", "hooks.jsonl"))
+    for dirpath, _, files in os.walk(state):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as f:
+                data = f.read()
+            for token in (known, opaque, "notify.sh", "test -n"):
+                assert token.encode() not in data, (os.path.join(dirpath, name), token)

@@ -352,3 +352,24 @@ def resolves(dotted: str) -> bool:
             value = getattr(value, attribute)
         return True
     return False
+
+
+def test_the_mutation_run_of_the_rollback_takes_every_test_file_that_drives_it() -> None:
+    """scripts/mutate.py --safety runs, for capture.py and restore.py, every
+    test file that imports the rollback's entry points, and
+    docs/development.md names those files."""
+    spec = importlib.util.spec_from_file_location("mutate", os.path.join(REPO, "scripts", "mutate.py"))
+    mutate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mutate)  # type: ignore[union-attr]
+    driving = set()
+    for name in sorted(os.listdir(os.path.join(REPO, "tests"))):
+        if name.startswith("test_") and name.endswith(".py"):
+            with open(os.path.join(REPO, "tests", name), encoding="utf-8") as f:
+                if re.search(r"(?m)^from ralph\.rollback\.(?:restore|capture) import", f.read()):
+                    driving.add(f"tests/{name}")
+    assert "tests/test_rollback_hardening.py" in driving
+    with open(os.path.join(DOCS, "development.md"), encoding="utf-8") as f:
+        development = f.read()
+    for module in ("ralph/rollback/capture.py", "ralph/rollback/restore.py"):
+        assert driving <= set(mutate.SAFETY[module]), (module, driving - set(mutate.SAFETY[module]))
+        assert all(f"`{path}`" in development for path in mutate.SAFETY[module] if path.startswith("tests/"))

@@ -416,3 +416,78 @@ def test_install_and_uninstall_edit_a_one_line_file_in_place(home: str, repo: st
     write(user_settings(home), text.replace('"model": "opus"', '"model": "sonnet"'))
     assert ralph(["uninstall", "--user"], home, repo).returncode == 0
     assert open(user_settings(home)).read() == original.replace('"model": "opus"', '"model": "sonnet"')
+
+
+# ---- any settings file comes back byte for byte ----
+
+def tabs_and_trailing_spaces(text: str) -> str:
+    return "".join(line.replace("    ", "\t") + ("  " if line.startswith("    \"model\"") else "") for line in text.splitlines(True))
+
+
+ODD_FILES = {
+    "crlf": HAND_WRITTEN.replace("\n", "\r\n"),
+    "bom": "\ufeff" + HAND_WRITTEN,
+    "tabs_and_trailing_spaces": tabs_and_trailing_spaces(HAND_WRITTEN).replace(",\n", ",   \n"),
+    "all_of_them": "\ufeff" + tabs_and_trailing_spaces(HAND_WRITTEN).replace("\n", " \r\n"),
+    "no_final_newline_crlf": HAND_WRITTEN.rstrip("\n").replace("\n", "\r\n"),
+}
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("kind", sorted(ODD_FILES))
+def test_uninstall_puts_back_any_settings_file_byte_for_byte(home: str, repo: str, kind: str) -> None:
+    original = ODD_FILES[kind].encode("utf-8")
+    write_bytes(user_settings(home), original)
+    installed = ralph(["install", "--user"], home, repo)
+    assert installed.returncode == 0, installed.stderr
+    text = read_bytes(user_settings(home)).decode("utf-8")
+    assert json.loads(text.lstrip("\ufeff"))["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "other-tool check"
+    assert text.startswith("\ufeff") == original.startswith(b"\xef\xbb\xbf")  # the file's own form stays
+    if b"\r\n" in original:
+        assert text.count("\n") == text.count("\r\n")
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0 and "restored" in done.stdout, (done.stdout, done.stderr)
+    assert read_bytes(user_settings(home)) == original
+    assert files_in(os.path.join(home, ".claude")) == ["settings.json"]
+
+
+def test_uninstall_after_another_change_keeps_crlf_lines(home: str, repo: str) -> None:
+    original = ODD_FILES["crlf"]
+    write_bytes(user_settings(home), original.encode())
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    changed = read_bytes(user_settings(home)).replace(b'"model":   "opus",\r\n', b'"model":   "opus",\r\n    "theme": "dark",\r\n', 1)
+    write_bytes(user_settings(home), changed)
+    done = ralph(["uninstall", "--user"], home, repo)
+    assert done.returncode == 0 and "removed ralph hooks" in done.stdout, done.stdout
+    assert read_bytes(user_settings(home)) == original.replace('"model":   "opus",\r\n', '"model":   "opus",\r\n    "theme": "dark",\r\n', 1).encode()
+
+
+def test_uninstall_keeps_the_backup_when_the_file_does_not_read_back_as_it(home: str, repo: str, monkeypatch) -> None:
+    from ralph.commands import install, uninstall
+
+    write_bytes(user_settings(home), ODD_FILES["crlf"].encode())
+    assert ralph(["install", "--user"], home, repo).returncode == 0
+    [backup] = glob.glob(user_settings(home) + ".ralph-backup-*")
+    assert read_bytes(backup) == ODD_FILES["crlf"].encode()
+
+    def lf_only(path: str, text: str | bytes, existed: bool) -> None:  # a write that loses the CRs
+        install.atomic_write(path, (text if isinstance(text, bytes) else text.encode()).replace(b"\r\n", b"\n"))
+
+    monkeypatch.setattr(uninstall, "write_settings", lf_only)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.chdir(repo)
+    for name in [n for n in os.environ if n.startswith(("CLAUDE", "RALPH_"))]:
+        monkeypatch.delenv(name)
+    assert uninstall.uninstall_main(["--user"]) == 1
+    assert read_bytes(backup) == ODD_FILES["crlf"].encode()  # the only copy of the original stays
+    assert os.path.exists(install.record_path(user_settings(home)))

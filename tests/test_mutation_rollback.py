@@ -539,3 +539,30 @@ def test_a_saved_ignored_file_whose_path_is_a_directory_now_is_left_and_named(tm
     restored = restore_snapshot(str(repo), result.id)
     assert restored.message.endswith("); src/app.py is a directory now; its saved ignored file was not written back"), restored.message
     assert (repo / "src/app.py/inside.txt").read_text() == "ignored, made after the rollback\n"
+
+
+def test_an_ignored_directory_in_the_way_keeps_private_modes_and_links_to_directories(tmp_path):
+    # found by an independent mutation run: the ignored files saved from a
+    # directory in the way came back 0644 had their mode not been recorded, and
+    # a symlink to a directory inside it (os.walk lists it among the
+    # directories) was lost had it been looked up by its bare name
+    repo = make_repo(tmp_path)
+    checkpoint = head(repo)
+    git(repo, "rm", "-q", "-r", "--cached", "src")
+    write(repo, ".git/info/exclude", "src/\n")
+    git(repo, "commit", "-q", "-m", "agent: untrack src")
+    os.unlink(repo / "src/app.py")
+    write(repo, "src/app.py/credentials.txt", "only its owner reads this\n", 0o600)
+    write(repo, "src/app.py/cache/entry.txt", "a directory's file\n")
+    os.symlink("cache", repo / "src/app.py/current")  # a link to the directory beside it
+    os.symlink("../../../bin", repo / "src/app.py/cache/tools")  # one level down, to a directory outside
+    before = tree_state(repo)
+    result = save_and_restore(str(repo), checkpoint, story="S", iteration=1, trigger="t")
+    assert result.restored, result.message
+    assert (repo / "src/app.py").read_text() == "def f():\n    return 1\n"
+    restore_snapshot(str(repo), result.id)
+    after = tree_state(repo)
+    assert after[b"src/app.py/current"] == ("link", b"cache")
+    assert after[b"src/app.py/cache/tools"] == ("link", b"../../../bin")
+    assert after[b"src/app.py/credentials.txt"] == before[b"src/app.py/credentials.txt"]
+    assert stat.S_IMODE(os.lstat(repo / "src/app.py/credentials.txt").st_mode) == 0o600

@@ -234,3 +234,131 @@ def test_plain_text_is_judged_without_loading_re() -> None:
     assert not loaded, "re was loaded before redacting anything: this test cannot tell"
     assert seen[:len(plain)] == [[True, False]] * len(plain), list(zip(plain, seen))
     assert all(changed for changed, _ in seen[len(plain):]), list(zip(risky, seen[len(plain):]))
+
+
+# ---- structure: a JSON line stays JSON, counts are not secrets ----
+
+# real stream-json lines: every capture's (tests/fixtures/stream/) and the result
+# lines of Claude Code 2.1.332 (a completed run, an API 429), as the client prints them
+STREAM_LINES = [line.rstrip("\n") for path in sorted(glob.glob(os.path.join(FIXTURES, "stream", "*.jsonl")))
+                + [os.path.join(FIXTURES, "redact", "stream_result_lines.jsonl")]
+                for line in open(path, encoding="utf-8") if line.strip()]
+RESULT_LINES = [line for line in STREAM_LINES if json.loads(line).get("type") == "result"]
+SECRET_FIELDS = {"api_key": "sk-" + "proj-Q1w2E3r4T5y6U7i8O9p0AsDfGhJkL", "token": "c0ffee-not-a-pattern",
+                 "headers": {"Authorization": "Basic c2hvcnQ="}}
+
+
+def same_shape(a: object, b: object) -> bool:
+    """The same keys and the same numbers, booleans and nulls: only strings may differ."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(same_shape(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same_shape(x, y) for x, y in zip(a, b))
+    return isinstance(b, str) if isinstance(a, str) else a == b and type(a) is type(b)
+
+
+def test_every_real_stream_line_stays_json_with_its_counts() -> None:
+    from ralph.rules.redact import redact_text
+
+    assert len(RESULT_LINES) >= 10 and any('"maxOutputTokens":128000' in line for line in RESULT_LINES)
+    for line in STREAM_LINES:
+        out = redact_text(line)
+        assert same_shape(json.loads(line), json.loads(out)), out
+    for line in RESULT_LINES:  # no secret in a result line: nothing changes, not even the spacing
+        assert redact_text(line) == line
+
+
+def test_secrets_in_a_json_line_are_replaced_inside_their_strings() -> None:
+    from ralph.rules.redact import redact_text
+
+    for line in RESULT_LINES[:3] + [RESULT_LINES[-1]]:
+        document = json.loads(line)
+        document["usage"].update(SECRET_FIELDS)
+        document["result"] = "deployed with DEPLOY_TOKEN=w4sS3cr3tV4lue and password: hunter2hunter2"
+        out = redact_text(json.dumps(document, separators=(",", ":")))
+        back = json.loads(out)
+        assert back["usage"]["api_key"] == back["usage"]["token"] == "[REDACTED:secret]"
+        assert back["usage"]["headers"] == {"Authorization": "[REDACTED:secret]"}
+        assert back["result"] == "deployed with DEPLOY_TOKEN=[REDACTED:secret] and password: [REDACTED:secret]"
+        assert back["usage"]["output_tokens"] == document["usage"]["output_tokens"]
+        assert back["usage"]["output_tokens_details"] == document["usage"]["output_tokens_details"]
+        for model in back["modelUsage"].values():
+            assert isinstance(model["maxOutputTokens"], int)
+        assert '":' in out and '": ' not in out  # dumped as the client dumps it
+
+
+def test_json_values_after_secret_names_in_text() -> None:
+    from ralph.rules.redact import redact_text
+
+    # a number, boolean, null, object or array after a quoted key is JSON's, not a secret
+    for kept in ('"maxOutputTokens":128000}', '"output_tokens_details":null,', '"token": true]', '"password": [1, 2]',
+                 '"secret":{"a": 1}', "'token': -12.5e3", "max_tokens: 128000", "MAX_OUTPUT_TOKENS=32000",
+                 '"token": [12345678, 1]', 'x = {"a":{"secret":{}}}', '"token" : 12345678,', "'token' : 12345678,",
+                 '"secret": false}', '"password": null}'):
+        assert redact_text(kept) == kept
+    # a value in a shell or an env file, or a JSON string, still is
+    assert redact_text("password=12345678") == "password=[REDACTED:secret]"
+    assert redact_text('"token": "12345678"') == '"token": "[REDACTED:secret]"'
+    assert redact_text('token: nullable1') == "token: [REDACTED:secret]"
+
+
+def test_mixed_text_keeps_json_lines_and_multi_line_keys() -> None:
+    from ralph.rules.redact import redact_text
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
+    text = ('echo TOKEN=abcdef123\n' + key + RESULT_LINES[0] + '\n{"token":"abcdef"}\r\n' + key
+            + "{not json} password: x1y2z3w4\n")
+    out = redact_text(text)
+    lines = out.splitlines()
+    assert lines[:3] == ["echo TOKEN=[REDACTED:secret]", "[REDACTED:private_key]", RESULT_LINES[0]]
+    assert json.loads(lines[3]) == {"token": "[REDACTED:secret]"} and '{"token":"[REDACTED:secret]"}\r\n' in out
+    assert "MIIEow" not in out and lines[4:] == ["[REDACTED:private_key]", "{not json} password: [REDACTED:secret]"]
+
+
+def test_env_secrets_inside_json_strings() -> None:
+    from ralph.rules.redact import redact_text
+
+    secret = 'pa"ss\\word-123'  # escaped in the JSON text: only the parsed string holds it
+    line = json.dumps({"result": f"printed {secret}", "n": 5})
+    out = redact_text(line, secrets=(secret,))
+    assert json.loads(out) == {"result": "printed [REDACTED:env]", "n": 5}
+    array = json.dumps(["printed", secret, 5])  # a line that is an array: a document too
+    assert redact_text(array, secrets=(secret,)) == '["printed", "[REDACTED:env]", 5]'
+    assert redact_text("[1,2]\n" + array, secrets=(secret,)) == '[1,2]\n["printed", "[REDACTED:env]", 5]'
+    assert redact_text('{"é":"ü","token":"abc"}') == '{"é":"ü","token":"[REDACTED:secret]"}'  # dumped as UTF-8 text
+    assert redact_text('{"token": "abc"}') == '{"token": "[REDACTED:secret]"}'  # Python's spacing kept
+
+
+def test_redacting_again_changes_nothing() -> None:
+    """A record redacted once (a log line, then its excerpt in failures.jsonl) keeps its markers."""
+    from ralph.rules.redact import redact_text
+
+    texts = ['{"token":"abc","api_key":"' + GITHUB + '","Authorization":"Basic x"}', "TOKEN=abcdef123 " + GITHUB,
+             '"password": "hunter22"', "--token s3cr3tValue99"]
+    for text in texts:
+        once = redact_text(text)
+        assert once != text and redact_text(once) == once
+    for marked in ('{"token":"[REDACTED:env]","n":1}', '{"api_key":"[REDACTED:github_token]"}'):
+        assert redact_text(marked) == marked
+
+
+def test_iteration_log_and_failure_excerpt_keep_stream_lines_json(tmp_path: object) -> None:
+    from ralph.run.proc import RedactedLog
+    from ralph.run.failures import FAILURES_FILE, record_failure
+
+    stream = "\n".join(STREAM_LINES[:40]) + "\n"
+    log_path = os.path.join(str(tmp_path), "iteration.log")
+    log = RedactedLog(open(log_path, "wb"))
+    for start in range(0, len(stream), 777):  # the agent's output arrives in chunks
+        log.write(stream[start:start + 777].encode("utf-8"))
+    log.close()
+    with open(log_path, encoding="utf-8") as f:
+        logged = f.read().splitlines()
+    assert len(logged) == 40
+    for original, kept in zip(STREAM_LINES, logged):
+        assert same_shape(json.loads(original), json.loads(kept))
+    shortest = sorted(RESULT_LINES, key=len)[:2]  # whole within the excerpt's 4000 characters
+    record_failure(str(tmp_path), {"kind": "agent", "summary": "x", "excerpt": "\n".join(shortest)})
+    with open(os.path.join(str(tmp_path), FAILURES_FILE), encoding="utf-8") as f:
+        excerpt = json.loads(f.read())["excerpt"]
+    assert excerpt.splitlines() == shortest

@@ -122,7 +122,7 @@ def read_settings(path: str) -> tuple[dict, str | None]:
     """(parsed object, original text); ({}, None) when the file does not exist.
     Raises SettingsError naming the file (and line) when it cannot be used."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8", newline="") as f:  # the text as it is: CRLF stays CRLF
             text = f.read()
     except FileNotFoundError:
         return {}, None
@@ -130,10 +130,10 @@ def read_settings(path: str) -> tuple[dict, str | None]:
         raise SettingsError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); nothing was written") from None
     except OSError as e:
         raise SettingsError(f"{path}: cannot read: {e.strerror}; nothing was written") from None
-    if not text.strip():
+    if not without_bom(text).strip():
         return {}, text
     try:
-        data = json.loads(text)
+        data = json_of(text)
     except json.JSONDecodeError as e:
         raise SettingsError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}; fix the file (or move it away) and run again; nothing was written") from None
     if not isinstance(data, dict):
@@ -322,15 +322,32 @@ def render(data: dict) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+BOM = "\ufeff"
+
+
+def without_bom(text: str) -> str:
+    return text[1:] if text.startswith(BOM) else text
+
+
+def json_of(text: str) -> object:
+    """A settings file's JSON; a byte order mark before it is allowed (and kept in the text)."""
+    return json.loads(without_bom(text))
+
+
 def settings_text(old: str | None, wanted: dict, add: dict[str, list[dict]]) -> str:
     """The new file: `old` with ralph's entries taken out and `add` put in,
-    every other byte kept; a fresh rendering of `wanted` when there is no
-    old text or the edit would not mean exactly `wanted`."""
-    if old is not None and old.strip():
+    every other byte kept (its byte order mark and CRLF line endings too);
+    a fresh rendering of `wanted` when there is no old text or the edit
+    would not mean exactly `wanted`."""
+    body = without_bom(old or "")
+    if body.strip():
+        # JSON holds no raw line break inside a string: every one is layout, so a
+        # file of CRLF lines is edited as LF lines and given its CRLF back
+        crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
         try:
-            text = edited(old, is_ours, add)
+            text = edited(body.replace("\r\n", "\n") if crlf else body, is_ours, add)
             if json.loads(text) == wanted:
-                return text
+                return old[: len(old) - len(body)] + (text.replace("\n", "\r\n") if crlf else text)  # type: ignore[index]
         except ValueError:
             pass
     return render(wanted)
@@ -393,7 +410,7 @@ def diff(path: str, old: str | None, new: str) -> str:
     return redact("".join(lines))
 
 
-def write_settings(path: str, text: str, existed: bool) -> str | None:
+def write_settings(path: str, text: str | bytes, existed: bool) -> str | None:
     """Back up the current file (timestamped, beside it), then replace it
     atomically. Returns the backup's path."""
     backup = None

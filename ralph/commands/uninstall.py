@@ -9,7 +9,6 @@ wrote.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -18,6 +17,7 @@ from ralph.commands.install import (
     add_scope_flags,
     diff,
     digest,
+    json_of,
     our_entries,
     read_record,
     read_settings,
@@ -66,11 +66,11 @@ def without_hooks(path: str, data: dict, old: str | None, dry_run: bool) -> int:
     untouched = record is not None and record.get("written") == digest(old)
     if untouched and record.get("created"):
         return delete_created(path, record, old, dry_run)
-    original = original_text(record) if untouched else None
+    original = original_bytes(record) if untouched else None
     if original is not None:
         return restore_original(path, record, old, original, dry_run)
     new = settings_text(old, mcp_install.without_tools_env(without_ours(data)), {})
-    if record is not None and record.get("created") and json.loads(new) == {}:
+    if record is not None and record.get("created") and json_of(new) == {}:
         return delete_created(path, record, old, dry_run)
     sys.stdout.write(diff(path, old, new))
     if dry_run:
@@ -86,17 +86,22 @@ def without_hooks(path: str, data: dict, old: str | None, dry_run: bool) -> int:
     return 0
 
 
-def original_text(record: dict) -> str | None:
+def original_bytes(record: dict) -> bytes | None:
     """The bytes the install's backup kept, when they are there and hold no
-    ralph entry (a re-install over a changed file backed up ralph's own)."""
+    ralph entry (a re-install over a changed file backed up ralph's own):
+    read as bytes, so CRLF, a byte order mark, tabs and trailing spaces come
+    back as they were."""
     backup = record.get("backup")
     if not isinstance(backup, str):
         return None
     try:
         data, text = read_settings(backup)
-    except SettingsError:
+        if text is None or our_entries(data):
+            return None
+        with open(backup, "rb") as f:
+            return f.read()
+    except (SettingsError, OSError):
         return None
-    return None if text is None or our_entries(data) else text
 
 
 def delete_created(path: str, record: dict, old: str, dry_run: bool) -> int:
@@ -119,20 +124,35 @@ def delete_created(path: str, record: dict, old: str, dry_run: bool) -> int:
     return 0
 
 
-def restore_original(path: str, record: dict, old: str, original: str, dry_run: bool) -> int:
-    sys.stdout.write(diff(path, old, original))
+def restore_original(path: str, record: dict, old: str, original: bytes, dry_run: bool) -> int:
+    """The backup's bytes back in place; the backup goes only once the file
+    and the backup are read back holding exactly those bytes."""
+    sys.stdout.write(diff(path, old, original.decode("utf-8", "replace")))
     if dry_run:
         print(f"(dry run: {path} not written)")
         return 0
+    backup = record["backup"]
     try:
         write_settings(path, original, False)
     except OSError as e:
         sys.stderr.write(f"ralph uninstall: cannot write {path}: {e.strerror or e}; nothing was changed\n")
         return 1
+    if not (same_bytes(path, original) and same_bytes(backup, original)):
+        sys.stderr.write(f"ralph uninstall: {path} does not read back as the bytes before `ralph install`; "
+                         f"the original stays in {backup}\n")
+        return 1
     remove_quietly(record_path(path))
-    remove_quietly(record["backup"])  # the file now holds exactly these bytes
+    remove_quietly(backup)  # the file now holds exactly these bytes: verified above
     print(f"restored {path} to its bytes before `ralph install` (nothing else had changed it)")
     return 0
+
+
+def same_bytes(path: str, expected: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read() == expected
+    except OSError:
+        return False
 
 
 def remove_quietly(path: str) -> None:

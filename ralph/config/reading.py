@@ -19,7 +19,7 @@ from ralph import fastjson
 from ralph.config import registry
 from ralph.config.schema import ConfigError, KeyLine, Table, resolve, validate_table
 from ralph.state.denials import PROTECTED_DIR
-from ralph.state.files import atomic_write, read_json_object
+from ralph.state.files import atomic_write
 from ralph.state.locations import CONFIG_FILE, config_path, state_dir
 
 # what only some reads need -> "module:NAME", imported by name (resolve()):
@@ -61,14 +61,60 @@ def read_text(path: str) -> str:
 # tool call while ralph.toml rarely changes. The entry holds no copy of the
 # file, only the BLAKE2b digest of the text it was parsed from, and is used
 # only for the same path and digest: for another text to match, someone would
-# have to find a BLAKE2b-256 collision. Written 0600 (the parse holds whatever
-# the file holds, webhook headers included).
+# have to find a BLAKE2b-256 collision. The parse itself holds whatever the
+# file holds (hook and stage commands, webhook headers, the tokens in them),
+# so it is kept sealed: XORed with a keystream of keyed BLAKE2b blocks whose
+# key is derived from the file's text (another BLAKE2b, personalised apart
+# from the digest), so only who can read ralph.toml can read the entry, and
+# who can read ralph.toml needs no entry. Written 0600 besides.
 CACHE_FILE = os.path.join(PROTECTED_DIR, "config.json")
 DIGEST_BYTES = 32
+SEAL_PERSON = b"ralph-cfg-seal"  # the key's personalisation: not the digest's (none)
+NONCE_BYTES = 16  # fresh per entry: two entries never share a keystream
 
 
 def text_digest(text: str) -> str:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).hexdigest()
+
+
+def seal_key(text: str) -> bytes:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32, person=SEAL_PERSON).digest()
+
+
+def sealed(data: bytes, key: bytes, nonce: bytes) -> bytes:
+    """`data` XORed with the keystream of (key, nonce): sealing and opening are the same."""
+    stream = blake2b(nonce, key=key, digest_size=64)  # keyed once; each block a copy fed its number
+    blocks = []
+    for index in range((len(data) + 63) // 64):
+        block = stream.copy()
+        block.update(index.to_bytes(8, "little"))
+        blocks.append(block.digest())
+    return (int.from_bytes(data, "little") ^ int.from_bytes(b"".join(blocks)[: len(data)], "little")).to_bytes(len(data), "little")
+
+
+def cache_entry(path: str, text: str, config: dict) -> bytes:
+    """The cache file for `config` parsed from `text` at `path`: a line of
+    JSON (path, digest, nonce), then the sealed parse as raw bytes (as hex in
+    the JSON, parsing it would cost a hook more than the opening). Raises
+    TypeError/ValueError for a parse JSON cannot hold (TOML dates)."""
+    nonce = os.urandom(NONCE_BYTES)
+    plain = fastjson.dumps(config).encode("utf-8", "surrogatepass")
+    header = fastjson.dumps({"path": path, "blake2b": text_digest(text), "nonce": nonce.hex()})
+    return header.encode("utf-8", "surrogatepass") + b"\n" + sealed(plain, seal_key(text), nonce)
+
+
+def cached_config(data: bytes, path: str, text: str, digest: str) -> dict | None:
+    """The parse a cache file holds for this path and text, or None."""
+    head, newline, body = data.partition(b"\n")
+    try:
+        header = fastjson.loads(head.decode("utf-8", "surrogatepass"))
+        if not newline or not isinstance(header, dict) or header.get("path") != path or header.get("blake2b") != digest:
+            return None
+        plain = sealed(body, seal_key(text), bytes.fromhex(header["nonce"]))
+        config = fastjson.loads(plain.decode("utf-8", "surrogatepass"))
+    except (KeyError, TypeError, ValueError, RecursionError):
+        return None  # an older entry (the parse in clear), a torn or a forged one: parsed again
+    return config if isinstance(config, dict) else None
 
 
 def cached_parse(root: str, text: str, path: str, cache_file: str = CACHE_FILE) -> dict:
@@ -79,12 +125,16 @@ def cached_parse(root: str, text: str, path: str, cache_file: str = CACHE_FILE) 
         cache = os.path.join(state_dir(root), cache_file)
     except OSError:
         return parse_config(text, path)  # no state directory can be made: parsed each time
-    entry = read_json_object(cache)
-    if entry is not None and entry.get("path") == path and entry.get("blake2b") == digest and isinstance(entry.get("config"), dict):
-        return entry["config"]
+    try:
+        with open(cache, "rb") as f:
+            config = cached_config(f.read(), path, text, digest)
+    except OSError:
+        config = None
+    if config is not None:
+        return config
     config = parse_config(text, path)
     try:
-        data = fastjson.dumps({"path": path, "blake2b": digest, "config": config})
+        data = cache_entry(path, text, config)
     except (TypeError, ValueError):
         data = None  # dates and times are not JSON: parsed each time
     try:

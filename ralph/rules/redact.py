@@ -16,6 +16,14 @@ argument; ralph.redaction supplies this process's.
   cut to MAX_ITEMS (`items`; None keeps them all) and nesting to MAX_DEPTH:
   a record for a log line.
 
+Redaction never changes a document's structure: a line of the text that is a
+JSON object or array (an iteration log's stream-json, an excerpt of one) is
+parsed, its strings redacted and the values of its secret-named keys
+replaced, and dumped again, so it stays JSON with the secret replaced inside
+its string. Counts are not secrets: a JSON number, boolean or null after a
+secret-looking key (`"maxOutputTokens":128000`) and names of counts
+(`*tokens*`) are left alone.
+
 What the agent is told may keep a command it wrote; what is logged may not.
 """
 FIELD_LIMIT = 2000  # characters per string in a logged record, when the caller gives no limit
@@ -29,7 +37,7 @@ TRUNCATED = "…[cut]"
 # SECRET): only the value is replaced, and no pattern scans back over a name.
 _SECRET_NAME = (
     r"(?:password|passwd|passphrase|pwd|secret|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|"
-    r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token|credentials?|session[_\-]?key)"
+    r"auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token(?!s)|credentials?|session[_\-]?key)"
     r"[A-Za-z0-9_]{0,20}"
 )
 
@@ -132,6 +140,18 @@ def redact_text(text: str, limit: int | None = None, tail: bool = False, secrets
     if limit is not None and len(text) > limit + SCAN_MARGIN:
         text = text[-(limit + SCAN_MARGIN):] if tail else text[: limit + SCAN_MARGIN]
     text = valid_unicode(text)
+    if ("{" in text or "[" in text) and (might_hold_secret(text) or _holds_any(text, secrets)):
+        text = _redact_json_lines(text, secrets)
+    else:
+        text = _redact_plain(text, secrets)
+    if limit is not None and (cut or len(text) > limit):
+        keep = max(0, limit - len(TRUNCATED))
+        text = TRUNCATED + text[len(text) - keep:] if tail else text[:keep] + TRUNCATED
+    return text
+
+
+def _redact_plain(text: str, secrets: tuple[str, ...]) -> str:
+    """The environment's secret values, then the patterns, over text as text."""
     for value in secrets:
         if value and value in text:
             text = text.replace(value, "[REDACTED:env]")
@@ -141,10 +161,83 @@ def redact_text(text: str, limit: int | None = None, tail: bool = False, secrets
                 text = pattern.sub(_redact_assignment_value, text)
             else:
                 text = pattern.sub(f"[REDACTED:{name}]", text)
-    if limit is not None and (cut or len(text) > limit):
-        keep = max(0, limit - len(TRUNCATED))
-        text = TRUNCATED + text[len(text) - keep:] if tail else text[:keep] + TRUNCATED
     return text
+
+
+def _holds_any(text: str, secrets: tuple[str, ...]) -> bool:
+    """One of the secret values is in the text, as it is or escaped in a JSON string."""
+    return any(value and (value in text or _json_escaped(value) in text) for value in secrets)
+
+
+def _json_escaped(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _redact_json_lines(text: str, secrets: tuple[str, ...]) -> str:
+    """Each line that is a JSON object or array redacted as a document
+    (_redact_json_line); each run of other lines as text, together, so a
+    private-key block spanning lines is still seen whole."""
+    out: list[str] = []
+    plain: list[str] = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        kept = _redact_json_line(body, secrets) if body.lstrip()[:1] in ("{", "[") else None
+        if kept is None:
+            plain.append(line)
+            continue
+        if plain:
+            out.append(_redact_plain("".join(plain), secrets))
+            plain = []
+        out.append(kept + line[len(body):])
+    if plain:
+        out.append(_redact_plain("".join(plain), secrets))
+    return "".join(out)
+
+
+def _redact_json_line(line: str, secrets: tuple[str, ...]) -> str | None:
+    """A JSON document's line with its strings redacted, dumped again (as it
+    was when nothing changed), or None when it is not JSON."""
+    import json  # only for a text that might hold a secret, like `re`
+
+    try:
+        document = json.loads(line)  # an object or an array: the line starts with `{` or `[`
+    except ValueError:
+        return None
+    redacted = _redact_json_value(document, secrets, False)
+    if redacted == document:
+        return line
+    separator = line.find('":') + 1 or line.find(",")  # after the first key, or in an array of no object the first comma
+    spaced = line[separator + 1:separator + 2] == " "  # Python's default separators, else JSON.stringify's
+    return json.dumps(redacted, ensure_ascii=False, separators=(", ", ": ") if spaced else (",", ":"))
+
+
+def _redact_json_value(value: object, secrets: tuple[str, ...], secret_key: bool) -> object:
+    """Strings redacted as text; a string under a secret-named key replaced
+    whole; numbers, booleans and null kept (a count is not a secret)."""
+    if isinstance(value, str):
+        if secret_key and value and not value.startswith("[REDACTED"):
+            return "[REDACTED:secret]"
+        return _redact_plain(valid_unicode(value), secrets)
+    if isinstance(value, dict):
+        return {_redact_plain(valid_unicode(key), secrets): _redact_json_value(item, secrets, is_secret_key(key))
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_json_value(item, secrets, secret_key) for item in value]
+    return value
+
+
+_secret_key: list = []
+
+
+def is_secret_key(key: str) -> bool:
+    """A JSON key whose string value is a secret: a secret-looking name
+    (`api_key`, `token`, `x-api-key`, `password`), or a header that carries
+    one (`Authorization`, `Cookie`); not a count (`output_tokens`)."""
+    if not _secret_key:
+        import re
+
+        _secret_key.append(re.compile(r"(?i)" + _SECRET_NAME + r"|authorization|cookie"))
+    return _secret_key[0].search(key) is not None
 
 
 def valid_unicode(text: str) -> str:
@@ -177,10 +270,14 @@ def _redact_data(value: object, limit: int, depth: int, secrets: tuple[str, ...]
     return value
 
 
+_JSON_KEY_END = ('":', "':", '" :', "' :")
+
+
 def _redact_assignment_value(match: object) -> str:
-    """Keep the name and the `=` / `:`, replace only the value."""
+    """Keep the name and the `=` / `:`, replace only the value. After a
+    quoted key (`"maxOutputTokens":128000`), a number, boolean, null, object
+    or array is JSON's, not a secret: kept."""
     whole = match.group(0)
-    value = whole
     for quote in ('"', "'"):
         if whole.endswith(quote) and whole.count(quote) >= 2:
             start = whole.rfind(quote, 0, len(whole) - 1)
@@ -189,6 +286,19 @@ def _redact_assignment_value(match: object) -> str:
     while index > 0 and not whole[index - 1].isspace() and whole[index - 1] not in ":=":
         index -= 1
     value = whole[index:]
-    if value.startswith("[REDACTED"):
+    if value.startswith("[REDACTED") or (_is_json_literal(value) and whole[:index].rstrip().endswith(_JSON_KEY_END)):
         return whole
     return whole[:index] + "[REDACTED:secret]"
+
+
+def _is_json_literal(value: str) -> bool:
+    """A JSON value that is not a string: a number, true/false/null (the
+    closing brackets the pattern took along stripped), an object or array."""
+    if value[:1] in ("{", "["):
+        return True
+    value = value.rstrip("}]")
+    if value in ("true", "false", "null"):
+        return True
+    import re  # loaded already: this runs inside a pattern's substitution
+
+    return re.fullmatch(r"-?[0-9]{1,40}(?:\.[0-9]{1,40})?(?:[eE][+-]?[0-9]{1,5})?", value) is not None
