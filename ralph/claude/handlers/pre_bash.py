@@ -17,6 +17,11 @@ def handle(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         # The client rejects such input before running anything.
         return allow()
+    return guard(call, command)
+
+
+def guard(call: HookCall, command: str) -> Outcome:
+    """The guard's answer on `command`, run in the shell of this call."""
     if len(command) > MAX_JUDGED_COMMAND:
         # Bounded work per call; what lies past any cut could be a push, so fail closed.
         call.log_extra["command_chars"] = len(command)
