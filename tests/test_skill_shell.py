@@ -132,3 +132,18 @@ def test_the_handler_loads_only_what_a_plain_line_needs(repo: str) -> None:
     assert json.loads(done.stdout) == {}
     assert "ralph.claude.handlers.skill_shell" in imported
     assert not imported & {"re", "argparse", "shlex", "ralph.rules.guard.judge", "ralph.config", "ralph.cli"}, sorted(imported)
+
+
+def test_explain_names_the_event_and_the_rule(repo: str) -> None:
+    def explain(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([RALPH, "explain", *args], capture_output=True, text=True, cwd=repo)
+
+    done = explain("--skill-line", "git push origin main")
+    assert done.returncode == 1 and "decision: BLOCK (PreSkillShellCommand deny)" in done.stdout and "rule:     git.push" in done.stdout
+    verdict = json.loads(explain("--json", "--skill-line", "--powershell", "git push; Get-Date").stdout)
+    assert verdict["event"] == EVENT and verdict["blocked"] and verdict["rule_id"] == "git.push"
+    # the hook's own answer and log say the same
+    run_hook("skill-shell", line(repo, "git push; Get-Date", "PowerShell"), repo)
+    assert hook_log(repo)[-1]["rule_id"] == "git.push"
+    assert explain("--skill-line", "ls -la").returncode == 0
+    assert explain("--powershell", "ls").returncode == 2  # PowerShell only for a skill's line
