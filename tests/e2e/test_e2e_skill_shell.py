@@ -112,3 +112,44 @@ def test_the_bash_sandbox_covers_skill_shell_lines(tmp_path, claude_bin):
     result = run_scenario(repo, turns, prompt="Publish.", settings={})
     assert "exit=0" in result.new_text(1), result.describe()
     assert git(remote, "for-each-ref") != refs, json.dumps(result.new_text(1))[-1000:]
+
+
+# ---- ralph-loop: skills' shell lines off unless [loop] skill_shell = true ----
+
+LOOP_PLAN = "# Plan\n\n- [ ] US-001: Add greeting file\n  - greeting.txt says hello\n"
+
+
+def loop_run(tmp_path, claude_bin, skill_shell: bool):
+    """ralph-loop, sandbox off and no hooks in the agent's settings: only the
+    loop's disableSkillShellExecution stands between a skill's line and the
+    remote. One story; the agent loads the pushing skill first."""
+    from .test_loop_e2e import loop_executable, story_session
+
+    repo, remote, refs = project(tmp_path, {".claude/skills/publish/SKILL.md": PUSH_SKILL, ".ralph/plan.md": LOOP_PLAN,
+                                            ".gitignore": ".ralph/*\n!.ralph/plan.md\n"})
+    settings_file = tmp_path / "agent-settings.json"
+    settings_file.write_text("{}", encoding="utf-8")
+    agent = [claude_bin, "-p", *harness.CLIENT_FLAGS, "--settings", str(settings_file)]
+    (repo / "ralph.toml").write_text(
+        f"[loop]\nagent_command = {json.dumps(agent)}\ntimeout_seconds = 120\nverify_command = \"test -f greeting.txt\"\n"
+        f"skill_shell = {'true' if skill_shell else 'false'}\n\n[sandbox]\nenabled = false\n", encoding="utf-8")
+    git(repo, "add", "ralph.toml")
+    git(repo, "commit", "-q", "-m", "loop config")
+    refs = git(remote, "for-each-ref")
+    turns = [tool_use("Skill", {"skill": "publish"}, id="t_skill"), *story_session(repo, "US-001", "greeting.txt", "hello\n")]
+    result = harness.run_with_server([loop_executable(), "--max-iterations", "1"], repo, sessions=[turns], timeout=240)
+    assert result.error is None and not result.timed_out, result.describe()
+    told = "\n".join(result.request_text(i) for i in range(len(result.main_requests)))
+    return git(remote, "for-each-ref") != refs, told, result
+
+
+def test_the_loop_turns_skills_shell_lines_off(tmp_path, claude_bin):
+    pushed, told, result = loop_run(tmp_path, claude_bin, skill_shell=False)
+    assert not pushed, result.describe()
+    assert "Published: " in told and "exit=" not in told, told[-3000:]
+
+
+def test_the_loop_with_skill_shell_true_runs_them(tmp_path, claude_bin):
+    """The control: the same run with [loop] skill_shell = true (and, here, no hook) pushes."""
+    pushed, told, result = loop_run(tmp_path, claude_bin, skill_shell=True)
+    assert pushed and "exit=0" in told, result.describe()
