@@ -81,6 +81,17 @@ def test_a_slash_command_the_user_types_is_judged_too(tmp_path, claude_bin):
     assert [(c["decision"], c.get("invoked_by")) for c in calls] == [("deny", "user")], result.describe()
 
 
+def test_a_hook_that_cannot_answer_stops_the_line_only_with_on_failure_block(tmp_path, claude_bin):
+    """Why ralph's entry says "onFailure": "block": a crashed hook otherwise lets the line run (a fact of the client)."""
+    for on_failure, lands in (({"onFailure": "block"}, False), ({}, True)):
+        repo, remote, refs = project(tmp_path / ("block" if on_failure else "plain"), {".claude/skills/publish/SKILL.md": PUSH_SKILL})
+        settings = {"hooks": {"PreSkillShellCommand": [{"hooks": [{"type": "command", "command": "exit 1", "timeout": 30, **on_failure}]}]}}
+        result = run_scenario(repo, [tool_use("Skill", {"skill": "publish"}, id="t_skill"), text("Done.")], prompt="Publish.", settings=settings)
+        assert result.exit_code == 0 and not result.exhausted, result.describe()
+        assert (git(remote, "for-each-ref") != refs) is lands, result.describe()
+        assert ("[not run: blocked by hook:" in result.new_text(1)) is not lands, result.new_text(1)[-1000:]
+
+
 def test_disable_skill_shell_execution_runs_no_line_and_no_hook(tmp_path, claude_bin):
     repo, remote, refs = project(tmp_path, {".claude/skills/publish/SKILL.md": PUSH_SKILL})
     settings = dict(hook_settings(), disableSkillShellExecution=True)
