@@ -1,6 +1,7 @@
 """PreToolUse on Bash: the push/merge guard. A command too plain to push or
 merge (`ls -la`, `npm test`) is allowed at once; any other is judged by the
-guard, which is loaded only then."""
+guard, which is loaded only then. `guard` also judges skills' shell lines
+(handlers.skill_shell)."""
 import sys
 
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
