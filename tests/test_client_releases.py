@@ -33,7 +33,8 @@ def test_the_release_is_read_from_what_claude_version_prints() -> None:
 
 def test_each_release_gets_the_events_it_knows() -> None:
     assert "PostToolUseFailure" not in events_of((1, 0, 128)) and "PostToolUseFailure" not in events_of((2, 0, 55))
-    assert set(HOOK_ENTRIES) <= events_of((2, 0, 56))
+    assert set(HOOK_ENTRIES) - {"PreSkillShellCommand"} <= events_of((2, 0, 56))
+    assert set(HOOK_ENTRIES) <= events_of((2, 1, 332)) and "PreSkillShellCommand" not in events_of((2, 1, 331))
     assert events_of((1, 0, 52)) & set(HOOK_ENTRIES) == {"PreToolUse", "PostToolUse", "Stop"}
     assert events_of((1, 0, 22)) == frozenset()
     assert events_of(None) == frozenset(CLIENT_EVENTS) == frozenset(EVENT_SINCE)

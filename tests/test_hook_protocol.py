@@ -18,6 +18,7 @@ SUBCOMMAND = {
     "PostToolUseFailure": "post-tool-failure",
     "UserPromptSubmit": "prompt",
     "Stop": "stop",
+    "PreSkillShellCommand": "skill-shell",
 }
 
 

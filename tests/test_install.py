@@ -13,7 +13,7 @@ from tests.conftest import RALPH, git, load_payload, run_hook
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUBCOMMANDS = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "PostToolUseFailure": "post-tool-failure",
-               "UserPromptSubmit": "prompt", "Stop": "stop"}
+               "UserPromptSubmit": "prompt", "Stop": "stop", "PreSkillShellCommand": "skill-shell"}
 OTHER_TOOL = {"matcher": "Bash", "hooks": [{"type": "command", "command": "other-tool check", "timeout": 5}]}
 
 

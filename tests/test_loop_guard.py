@@ -205,6 +205,30 @@ def test_loop_passes_the_layer_merged_into_the_users_settings(tmp_path, sandbox_
     assert os.path.join(project.root, ".git", "hooks") in deny_write
     assert os.path.join(project.root, ".ralph", "protected") in deny_write
     assert argv.count("--settings") == 1
+    assert settings["disableSkillShellExecution"] is True  # skills' inline shell lines stay off ([loop] skill_shell)
+
+
+def agent_settings(tmp_path, config: str) -> dict | None:
+    """The settings the loop hands a `claude` agent under `config`; None when it passes no --settings."""
+    project = Project(tmp_path, PLAN, config=config)
+    claude = fake_claude(tmp_path)
+    project.script(runs=[[{"write": "greeting.txt", "text": "hello\n"}, {"mark": "done"}]])
+    done = project.run_loop("--once", agent=f"{shlex.quote(claude)} -p --dangerously-skip-permissions")
+    assert results(project) == [("US-001", "done")], done.stdout + done.stderr
+    with open(tmp_path / "agent" / "claude-argv.json") as f:
+        argv = json.load(f)
+    if "--settings" not in argv:
+        return None
+    with open(argv[argv.index("--settings") + 1]) as f:
+        return json.load(f)
+
+
+def test_skills_shell_lines_are_off_in_a_loop_run_even_without_the_sandbox(tmp_path):
+    assert agent_settings(tmp_path, NO_SANDBOX) == {"disableSkillShellExecution": True}
+
+
+def test_loop_skill_shell_true_lets_them_run(tmp_path):
+    assert agent_settings(tmp_path, NO_SANDBOX + "[loop]\nskill_shell = true\n") is None
 
 
 def test_loop_refuses_to_start_without_bubblewrap(tmp_path):

@@ -5,8 +5,10 @@ In a temp git project with a temp bare remote, `claude -p` plays a fixed
 script against a loopback stand-in of the Messages API
 (ralph.claude.api_standin): `git push origin main` (ralph's PreToolUse must
 deny it, and the remote shows whether it landed), a Read (PostToolUse), a
-failing `false` (PostToolUseFailure, on clients that have it) and a closing
-answer (Stop). Every call of ralph's dispatcher logs itself in the state
+failing `false` (PostToolUseFailure, on clients that have it), on clients
+with PreSkillShellCommand a Skill call of a scratch project skill whose
+inline shell line is that push (ralph's PreSkillShellCommand must deny it),
+and a closing answer (Stop). Every call of ralph's dispatcher logs itself in the state
 directory, which RALPH_STATE_DIR points into the temp dir: that log says
 which of ralph's handlers the client really ran.
 
@@ -33,6 +35,11 @@ from ralph.process import run
 PUSH_ID = "toolu_ralph_doctor_push"
 READ_ID = "toolu_ralph_doctor_read"
 FAIL_ID = "toolu_ralph_doctor_fail"
+SKILL_ID = "toolu_ralph_doctor_skill"
+SKILL = "ralph-doctor-publish"
+# a project skill whose inline shell line (!`...`) pushes: the client runs it
+# itself when the skill loads, asking PreSkillShellCommand first
+SKILL_TEXT = f"---\nname: {SKILL}\ndescription: ralph doctor's check of skills' shell lines\n---\nPublished: !`{{push}}`\n"
 PUSH = "git push origin main"
 FAILING = "false"
 PROMPT = "ralph doctor: a scripted check of the hooks (no model is involved)."
@@ -46,11 +53,12 @@ ROUTING_ENV_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_USE_", "AWS_", "VERTEX_", "CL
 ROUTING_ENV_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
-def script(readme: str) -> list[dict]:
+def script(readme: str, skill_line: bool = False) -> list[dict]:
     return [
         tool_turn(PUSH_ID, "Bash", {"command": PUSH, "description": "Push the work"}),
         tool_turn(READ_ID, "Read", {"file_path": readme}),
         tool_turn(FAIL_ID, "Bash", {"command": FAILING, "description": "A command that fails"}),
+        *([tool_turn(SKILL_ID, "Skill", {"skill": SKILL})] if skill_line else []),
         text_turn("Done."),
     ]
 
@@ -123,8 +131,9 @@ def git(args: list[str], cwd: str) -> str:
     return done.stdout
 
 
-def make_project(base: str) -> tuple[str, str]:
-    """(project, bare remote): one commit on main, `origin` the remote."""
+def make_project(base: str, skill_line: bool = False) -> tuple[str, str]:
+    """(project, bare remote): one commit on main, `origin` the remote; with
+    `skill_line`, the skill whose shell line pushes (untracked)."""
     project = os.path.join(base, "project")
     remote = os.path.join(base, "remote.git")
     os.makedirs(project)
@@ -138,6 +147,11 @@ def make_project(base: str) -> tuple[str, str]:
     with open(os.path.join(project, "README.md"), "a", encoding="utf-8") as f:
         f.write("A change a push would publish.\n")
     git(["commit", "-q", "-am", "unpublished"], project)
+    if skill_line:
+        skill_dir = os.path.join(project, ".claude", "skills", SKILL)
+        os.makedirs(skill_dir)
+        with open(os.path.join(skill_dir, "SKILL.md"), "w", encoding="utf-8") as f:
+            f.write(SKILL_TEXT.format(push=PUSH))
     return project, remote
 
 
@@ -179,23 +193,24 @@ def read_calls(state: str) -> list[dict]:
     return calls
 
 
-def command(binary: str, plugin: str | None) -> list[str]:
+def command(binary: str, plugin: str | None, skill_line: bool = False) -> list[str]:
     argv = [binary, "-p", PROMPT]
     if plugin:
         argv += ["--plugin-dir", plugin]
     # one argument per rule: "Bash(git push origin main)" holds spaces
-    return argv + ["--allowedTools", "Read", f"Bash({PUSH})", f"Bash({FAILING})"]
+    return argv + ["--allowedTools", "Read", f"Bash({PUSH})", f"Bash({FAILING})", *([f"Skill({SKILL})"] if skill_line else [])]
 
 
 def run_session(binary: str, sources: list[tuple[str, str]], environ: dict[str, str], plugin: str | None = None,
-                timeout: float = SESSION_TIMEOUT) -> Session:
-    """Run the scripted session; never raises for a client that misbehaves."""
+                timeout: float = SESSION_TIMEOUT, skill_line: bool = False) -> Session:
+    """Run the scripted session; never raises for a client that misbehaves.
+    `skill_line`: also load the skill whose shell line pushes (clients with PreSkillShellCommand)."""
     session = Session()
     base = tempfile.mkdtemp(prefix="ralph-doctor-")
     stand_in = None
     try:
         try:
-            project, remote = make_project(base)
+            project, remote = make_project(base, skill_line)
         except (OSError, subprocess.SubprocessError) as e:
             session.error = f"could not make the scratch project: {e}"
             return session
@@ -204,10 +219,10 @@ def run_session(binary: str, sources: list[tuple[str, str]], environ: dict[str, 
         os.makedirs(os.path.join(home, ".claude"))
         copy_settings(sources, os.path.join(home, ".claude"), project)
         refs_before = git(["for-each-ref"], remote)
-        stand_in = StandIn(script(os.path.join(project, "README.md")), PROMPT).start()
+        stand_in = StandIn(script(os.path.join(project, "README.md"), skill_line), PROMPT).start()
         env = client_env(environ, home, state, stand_in.url)
         started = time.monotonic()
-        result = run(command(binary, plugin), cwd=project, env=env, timeout=timeout, max_bytes=64 * 1024,
+        result = run(command(binary, plugin, skill_line), cwd=project, env=env, timeout=timeout, max_bytes=64 * 1024,
                      head_bytes=16 * 1024, kill_grace=3.0, drain=2.0, new_session=True)
         session.duration = time.monotonic() - started
         session.exit_code = result.exit_code

@@ -17,7 +17,7 @@ import time
 
 from ralph import fastjson
 from ralph.plugins import load
-from ralph.claude.protocol import SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
+from ralph.claude.protocol import GUARD_EVENTS, SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
 from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger, write_all
 from ralph.state.locations import config_path, global_hooks_path, project_root, state_dir
@@ -26,7 +26,7 @@ MAX_STDIN = 64 * 1024 * 1024
 # Payloads this large parse faster with orjson than its import costs (about
 # 20 ms); below it the C scanner wins. Measured by scripts/bench.py.
 ORJSON_MIN_BYTES = 48 * 1024 * 1024
-DEADLINE_SECONDS = 20.0  # PreToolUse: far below the client's timeout, so a hung check still denies
+DEADLINE_SECONDS = 20.0  # PreToolUse, PreSkillShellCommand: far below the client's timeout, so a hung check still denies
 
 # event -> tool -> the handler module ("*": any tool, or an event without
 # one). Each exposes `handle(call) -> Outcome` and is imported only for the
@@ -43,6 +43,8 @@ HANDLERS: dict[str, dict[str, str]] = {
     "PostToolUseFailure": {"Bash": "ralph.claude.handlers.post_bash"},
     "UserPromptSubmit": {"*": "ralph.claude.handlers.prompt"},
     "Stop": {"*": "ralph.claude.handlers.stop"},
+    # a skill's inline shell line, in whichever shell (Bash, PowerShell) the client runs it
+    "PreSkillShellCommand": {"*": "ralph.claude.handlers.skill_shell"},
 }
 # The users' own commands on Claude Code events ([[hooks.event]] in
 # ralph.toml), after ralph's rule: which apply (imported only when ralph.toml
@@ -113,11 +115,12 @@ def parse_payload(raw: bytes) -> dict:
 
 
 def fail_safe(event: str, why: str) -> Outcome:
-    """The answer when we could not judge. PreToolUse fails closed."""
-    if event == "PreToolUse":
+    """The answer when we could not judge. PreToolUse and PreSkillShellCommand fail closed."""
+    if event in GUARD_EVENTS:
         return deny(
-            f"ralph-hooks could not check this tool call ({why}). Nothing was run. "
-            "Retry it in a plain form; if this repeats, see logs/hooks.jsonl in ralph's state directory (`ralph doctor` names it)."
+            f"ralph-hooks could not check this {'tool call' if event == 'PreToolUse' else 'shell line'} ({why}). Nothing was run. "
+            "Retry it in a plain form; if this repeats, see logs/hooks.jsonl in ralph's state directory (`ralph doctor` names it).",
+            event,
         )
     return Outcome({}, "error", why)
 
@@ -149,7 +152,7 @@ def dispatch(event_hint: str, raw: bytes | None, environ: dict[str, str] | None 
                 return ignored, None, event, notes
             outcome = run_event_commands(call, ignored, raw, source)
         else:
-            if event == "PreToolUse":
+            if event in GUARD_EVENTS:
                 arm_deadline(DEADLINE_SECONDS)
             call = HookCall(event, payload, environ)
             handler = handler_module(event, call.tool_name)
@@ -196,7 +199,7 @@ def event_commands_source(root: str, environ: dict[str, str] | None) -> list[tup
 def run_event_commands(call: HookCall, outcome: Outcome, raw: bytes, source: list[tuple[str, bytes | None, str]] | None = None) -> Outcome:
     """The user's own `[[hooks.event]]` commands, after ralph's rule.
     `source`: event_commands_source(), when the caller already has it."""
-    if call.event == "PreToolUse" and outcome.decision == "deny":
+    if call.event in GUARD_EVENTS and outcome.decision == "deny":
         return outcome  # a ralph deny is final: no user hook runs, nothing to read
     if source is None:
         source = event_commands_source(call.root, call.environ)
@@ -216,7 +219,7 @@ def _on_deadline(signum: int, frame: object) -> None:
 
 
 def arm_deadline(seconds: float) -> None:
-    """PreToolUse only: a hung check must still answer (deny) before the
+    """PreToolUse and PreSkillShellCommand only: a hung check must still answer (deny) before the
     client gives up and lets the call through. Other events may run a rollback
     (git), which must never be interrupted halfway."""
     try:

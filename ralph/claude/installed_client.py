@@ -57,6 +57,9 @@ def what_is_missing(event: str, release: tuple[int, int, int]) -> str:
     if event == "UserPromptSubmit":
         return (f"Claude Code {release_text(release)} has no UserPromptSubmit (it came in {since}): the prompt gets no "
                 "story or failure context from ralph")
+    if event == "PreSkillShellCommand":
+        return (f"Claude Code {release_text(release)} has no PreSkillShellCommand (it came in {since}): a skill's or slash command's "
+                "inline shell line (!`cmd`) reaches no hook and runs unguarded; set \"disableSkillShellExecution\": true to turn such lines off")
     if event == "Stop":
         return f"Claude Code {release_text(release)} has no Stop hook (it came in {since}): nothing checks the work before the agent stops"
     return f"Claude Code {release_text(release)} has no {event} (it came in {since}): ralph's {event} handler never runs"

@@ -106,12 +106,14 @@ SUBCOMMANDS = {
     "post-tool-failure": "PostToolUseFailure",
     "prompt": "UserPromptSubmit",
     "stop": "Stop",
+    "skill-shell": "PreSkillShellCommand",
     "hook": "",
     "PreToolUse": "PreToolUse",
     "PostToolUse": "PostToolUse",
     "PostToolUseFailure": "PostToolUseFailure",
     "UserPromptSubmit": "UserPromptSubmit",
     "Stop": "Stop",
+    "PreSkillShellCommand": "PreSkillShellCommand",
 }
 
 # What `ralph install` writes into a settings file, per event: (matcher or
@@ -123,7 +125,11 @@ HOOK_ENTRIES: dict[str, tuple[str | None, str, int, str | None]] = {
     "PostToolUseFailure": ("Bash", "post-tool-failure", 120, None),
     "UserPromptSubmit": (None, "prompt", 10, None),
     "Stop": (None, "stop", 30, None),
+    # a skill's or slash command's inline shell line (!`cmd`), which PreToolUse never sees
+    "PreSkillShellCommand": ("Bash|PowerShell", "skill-shell", 30, "block"),
 }
+# events whose answer decides whether something runs: ralph fails closed on them
+GUARD_EVENTS = ("PreToolUse", "PreSkillShellCommand")
 
 # events on which the client ignores the matcher (every hook runs)
 NO_MATCHER_EVENTS = frozenset((
@@ -207,10 +213,11 @@ def allow() -> Outcome:
     return Outcome({}, "allow")
 
 
-def deny(reason: str) -> Outcome:
+def deny(reason: str, event: str = "PreToolUse") -> Outcome:
+    """PreToolUse, PreSkillShellCommand: the call (the shell line) does not run."""
     reason = _bounded(reason)
     return Outcome(
-        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}},
+        {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": reason}},
         "deny",
         reason,
     )

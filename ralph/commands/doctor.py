@@ -25,6 +25,7 @@ from ralph.claude.client_session import PUSH, run_session
 from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.claude.protocol import (
     EVENT_SINCE,
+    GUARD_EVENTS,
     LAST_HOOK_REASON,
     ON_FAILURE_SINCE,
     PERSISTED_OUTPUT_SINCE,
@@ -55,6 +56,7 @@ ROUND_TRIPS = {
     "PostToolUseFailure": ("PostToolUseFailure_Bash_exit3", None),
     "UserPromptSubmit": ("UserPromptSubmit", None),
     "Stop": ("Stop", None),
+    "PreSkillShellCommand": ("PreSkillShellCommand_Bash", {"command": "git push origin main"}),
 }
 CAPTURED_PROJECT = "/home/dev/app"
 ROUND_TRIP_TIMEOUT = 60
@@ -202,10 +204,10 @@ def check_round_trips(report: Report, active: dict, environ: dict) -> dict[str, 
                 report.fail("round trip", f"{event}: `{command}` exited {code} and printed {out.strip()[:200]!r} {err.strip()[-300:]!r}: "
                             "the client treats that as allow", "reinstall ralph-hooks, then `ralph install`; `ralph doctor` again")
                 continue
-            if event == "PreToolUse":
-                decision = (answer.get("hookSpecificOutput") or {}).get("permissionDecision")
-                if decision != "deny":
-                    report.fail("round trip", f"PreToolUse: `git push origin main` was not denied (answer {out.strip()[:200]})",
+            if event in GUARD_EVENTS:
+                specific = answer.get("hookSpecificOutput") or {}
+                if specific.get("permissionDecision") != "deny" or specific.get("hookEventName") != event:
+                    report.fail("round trip", f"{event}: `git push origin main` was not denied (answer {out.strip()[:200]})",
                                 "check ralph.toml [guard] allow_commands; `ralph explain \"git push origin main\"` shows why")
                     continue
             report.ok("round trip", f"{event}: {latencies[event]:.0f} ms, answered {out.strip()[:80]}")
@@ -370,7 +372,8 @@ def session_sources(root: str, environ: dict) -> list[tuple[str, str]]:
 def check_session(report: Report, client: Client, active: dict, root: str, plugin: str | None, environ: dict) -> bool:
     """One real session: every wired hook must run, and the push must be
     denied. True when it showed that (no failure of its own)."""
-    session = run_session(client.binary, session_sources(root, environ), environ, plugin)
+    skill_line = "PreSkillShellCommand" in events_of(client.release) and bool(active.get("PreSkillShellCommand"))
+    session = run_session(client.binary, session_sources(root, environ), environ, plugin, skill_line=skill_line)
     before = len(report.checks)
     name = f"Claude Code {release_text(client.release) if client.release else client.text}"
     tail = session.output.strip()[-600:]
@@ -393,6 +396,8 @@ def check_session(report: Report, client: Client, active: dict, root: str, plugi
                     "see the problems above; `ralph install`")
     elif "PreToolUse" in expected and "deny" not in session.decisions("PreToolUse", "Bash"):
         report.fail("session", f"ralph did not deny `{PUSH}` in the session", f"`ralph explain \"{PUSH}\"` shows why")
+    elif skill_line and "deny" not in session.decisions("PreSkillShellCommand"):
+        report.fail("session", f"ralph did not deny a skill's shell line `{PUSH}` in the session", f"`ralph explain \"{PUSH}\"` shows why")
     told = (session.push_result or {}).get("text", "")
     if "deny" in session.decisions("PreToolUse", "Bash") and told and "ralph-hooks" not in told:
         report.warn("session", f"the push was denied, but the model was told {told[:200]!r} instead of ralph's reason",
@@ -400,7 +405,7 @@ def check_session(report: Report, client: Client, active: dict, root: str, plugi
     if any(c["status"] == "fail" for c in report.checks[before:]):
         return False
     report.ok("session", f"{name} ran ralph's {', '.join(e for e in expected if e in ran)} hooks in a real session "
-              f"({session.duration:.1f}s) and `{PUSH}` was denied")
+              f"({session.duration:.1f}s) and `{PUSH}` was denied" + (" (as a Bash call and as a skill's shell line)" if skill_line else ""))
     return True
 
 

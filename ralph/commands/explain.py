@@ -9,6 +9,9 @@ snapshot the hook saved for this command when there is one (the latest),
 and kept refs with theirs. The judgement is the hook's: the [guard] table of
 the project's ralph.toml (found from the current directory, or --config
 FILE), the project's files, HOME and TMPDIR as the hook sees them.
+`--skill-line` judges the text as a skill's or slash command's inline shell
+line (`!`cmd``, the PreSkillShellCommand hook): the same rules, and a line the
+client runs in PowerShell (`--powershell`) as `pwsh -Command <line>`.
 
 Exit status: 0 allowed (saved first or not), 1 blocked, 2 usage or config error.
 """
@@ -21,6 +24,7 @@ import sys
 
 from ralph.claude.bash_guard import surroundings
 from ralph.claude.bash_save import KEPT_PREFIX, command_tag, snapshot_subject
+from ralph.claude.handlers.skill_shell import single_quoted
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
 from ralph.rollback.git import Repo, RollbackError
@@ -39,6 +43,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("command", nargs="*", help="the command; quote it as one argument, or use - to read it from stdin")
     parser.add_argument("--config", help="ralph.toml to take [guard] from (default: the project's)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    parser.add_argument("--skill-line", action="store_true",
+                        help="judge it as a skill's or slash command's inline shell line (the PreSkillShellCommand hook)")
+    parser.add_argument("--powershell", action="store_true", help="with --skill-line: a line the client runs in PowerShell")
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_usage(sys.stderr)
@@ -56,17 +63,25 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"ralph explain: {e}\n")
         return 2
 
-    verdict = judge_command(command, policy, cwd=cwd, around=surroundings(root, cwd, dict(os.environ)))
+    if args.powershell and not args.skill_line:
+        parser.error("--powershell goes with --skill-line (a Bash tool call runs in bash)")
+    event = "PreSkillShellCommand" if args.skill_line else "PreToolUse"
+    judged = f"pwsh -NoProfile -Command {single_quoted(command)}" if args.powershell else command
+    verdict = judge_command(judged, policy, cwd=cwd, around=surroundings(root, cwd, dict(os.environ)))
     restore = restore_commands(root, command, verdict.saves) if verdict.saves else []
     if args.json:
-        print(json.dumps({"blocked": verdict.blocked, "reason": verdict.reason, "evidence": verdict.evidence,
+        print(json.dumps({"event": event, "blocked": verdict.blocked, "reason": verdict.reason, "evidence": verdict.evidence,
                           "rule_id": verdict.rule_id, "saves": [{"kind": kind, "what": what, "rule_id": rule}
                                                                 for kind, _, rule, what in verdict.saves],
                           "restore": restore, "trace": verdict.trace}, indent=2, ensure_ascii=False))
         return 1 if verdict.blocked else 0
-    decision = "BLOCK (PreToolUse deny)" if verdict.blocked else "allow after saving (PreToolUse additionalContext)" if verdict.saves else "allow"
+    saved_note = "PreToolUse additionalContext" if event == "PreToolUse" else "PreSkillShellCommand systemMessage"
+    decision = f"BLOCK ({event} deny)" if verdict.blocked else f"allow after saving ({saved_note})" if verdict.saves else "allow"
     print(f"decision: {decision}")
     print(f"rule:     {verdict.rule_id}")
+    if args.skill_line:
+        shell = "PowerShell, judged as `pwsh -Command <line>`" if args.powershell else "Bash"
+        print(f"hook:     {event}: a skill's or slash command's inline shell line ({shell}), judged as a Bash tool call is")
     if verdict.reason and verdict.blocked:
         print(f"reason:   {verdict.reason}")
     for item in verdict.evidence:

@@ -69,9 +69,13 @@ def prepare(run: Run) -> SandboxLayer:
     values = sandbox_config(config, path)
     stages = run.settings.stages
     status = "on"
+    skill_lines = skill_shell_layer(run.settings["skill_shell"])
     if not values["enabled"]:
         display.message("sandbox: OFF ([sandbox] enabled = false): a push the guard misses is not stopped")
         status = "off (config)"
+        if skill_lines:
+            # no sandbox layer, but skills' shell lines stay off: the agent gets a settings file all the same
+            write_stage_files(sandbox, root, state_dir, stages, [s for s in stages if runs_claude(s.agent_command)], skill_lines)
     else:
         claude_stages = [s for s in stages if runs_claude(s.agent_command)]
         ok = False
@@ -98,18 +102,32 @@ def prepare(run: Run) -> SandboxLayer:
             rules.extend(r for r in permission_rules("Edit", p) + permission_rules("Write", p) if r not in rules)
         if values["verify"] and claude_stages and ok:
             sandbox.verify_prefix = bwrap_prefix(layer, shutil.which("bwrap") or "bwrap")
-        try:
-            for stage in stages:
-                name = f"agent-settings-{re.sub(r'[^A-Za-z0-9_.-]', '_', stage.name)}.json"
-                file = write_agent_settings(root, state_dir, stage.agent_command if stage in claude_stages else "", layer, name)
-                if stage in claude_stages:
-                    sandbox.files[stage.name] = file
-                sandbox.files.setdefault("", file)
-        except SandboxSetupError as e:
-            raise Finish("error", str(e)) from None
+        write_stage_files(sandbox, root, state_dir, stages, claude_stages, merge_settings(layer, skill_lines))
     records.append_event(state_dir, {"event": "sandbox", "run_id": run.run_id, "status": status,
                                      "stages": sorted(k for k in sandbox.files if k)})
     return sandbox
+
+
+def skill_shell_layer(allowed: object) -> dict:
+    """The settings that keep skills' and slash commands' inline shell lines
+    (!`cmd`) from running in the agent's session, unless [loop] skill_shell
+    allows them (then the PreSkillShellCommand hook still judges each line).
+    Clients before 2.1.332 ignore the key (their skills' lines run, unguarded)."""
+    return {} if allowed else {"disableSkillShellExecution": True}
+
+
+def write_stage_files(sandbox: SandboxLayer, root: str, state_dir: str, stages: list[Stage], claude_stages: list[Stage], layer: dict) -> None:
+    """One agent settings file per stage (`layer` merged into the stage
+    command's own --settings), recorded in `sandbox`."""
+    try:
+        for stage in stages:
+            name = f"agent-settings-{re.sub(r'[^A-Za-z0-9_.-]', '_', stage.name)}.json"
+            file = write_agent_settings(root, state_dir, stage.agent_command if stage in claude_stages else "", layer, name)
+            if stage in claude_stages:
+                sandbox.files[stage.name] = file
+            sandbox.files.setdefault("", file)
+    except SandboxSetupError as e:
+        raise Finish("error", str(e)) from None
 
 
 # ---- the agent command ----

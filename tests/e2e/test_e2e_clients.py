@@ -274,6 +274,11 @@ def test_install_doctor_uninstall_on_the_suites_client_leave_no_trace(tmp_path, 
     doctor = ralph(["doctor"], home, repo, claude_bin)
     assert doctor.returncode == 0 and "all checks passed: a real Claude Code session ran ralph's hooks" in doctor.stdout, doctor.stdout
     assert "`git push origin main` was denied" in doctor.stdout
+    release = client_release(subprocess.run([claude_bin, "--version"], capture_output=True, text=True, timeout=120).stdout)
+    if "PreSkillShellCommand" in events_of(release):
+        # the round trip and the session's skill, whose inline shell line pushes
+        assert "[ok  ] round trip: PreSkillShellCommand:" in doctor.stdout, doctor.stdout
+        assert "denied (as a Bash call and as a skill's shell line)" in doctor.stdout, doctor.stdout
     done = ralph(["uninstall", "--user"], home, repo, claude_bin)
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(home / ".claude")) == before and sorted(os.listdir(home)) == [".claude"]

@@ -1,6 +1,7 @@
 """PreToolUse on Bash: the push/merge guard. A command too plain to push or
-merge (`ls -la`, `npm test`) is allowed at once; any other is judged by the
-guard, which is loaded only then."""
+merge (`ls -la`, `cat notes.txt`) is allowed at once; any other is judged by the
+guard, which is loaded only then. `guard` also judges skills' shell lines
+(handlers.skill_shell)."""
 from ralph.plugins import load
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.rules.guard.programs.fast_path import obviously_harmless
@@ -16,6 +17,11 @@ def handle(call: HookCall) -> Outcome:
     if not isinstance(command, str):
         # The client rejects such input before running anything.
         return allow()
+    return guard(call, command)
+
+
+def guard(call: HookCall, command: str) -> Outcome:
+    """The guard's answer on `command`, run in the shell of this call."""
     if len(command) > MAX_JUDGED_COMMAND:
         # Bounded work per call; what lies past any cut could be a push, so fail closed.
         call.log_extra["command_chars"] = len(command)

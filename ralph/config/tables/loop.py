@@ -27,6 +27,8 @@ LOOP_KEYS: dict[str, Key] = {
     # story ended that way before the story is marked blocked (0: never)
     "max_guard_denials": Key(5, "int", 0, "push/merge guard denials that end an iteration (0: never)"),
     "max_stuck_iterations": Key(2, "int", 0, "iterations of one story ended by denials before it is blocked (0: never)"),
+    "skill_shell": Key(False, "bool", None, "let skills' and slash commands' inline shell lines (!`cmd`) run in the agent's session "
+                       "(each still judged by the guard); false sets Claude Code's disableSkillShellExecution"),
     "agent_tools": Key(True, "bool", None, "give a Claude Code agent the tools of `ralph mcp` (complete_story, report_blocked, "
                        "request_merge, story_status); needs ralph-hooks[mcp]"),
     # the overnight run: budgets (the client's cost estimate), usage-limit waits, transient retries, hangs
