@@ -17,6 +17,60 @@ HOOK_INPUTS = os.path.join(os.path.dirname(HERE), "ralph", "data", "payloads")
 CAPTURED_PROJECT = "/home/dev/app"  # the cwd the real payloads were captured in
 
 
+# ---- failures as they happen ------------------------------------------------
+# `pytest -q` prints a dot per test and names failures only in the closing
+# summary; a run of several minutes should say which test failed, and why in
+# one line, the moment it fails (the summary still follows at the end).
+
+FAILURE_LINE_WIDTH = 160
+
+
+def one_line_reason(report: pytest.TestReport) -> str:
+    """The first line of what went wrong (the assertion, the exception, the fail() message)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr or "")
+    if isinstance(report.longrepr, tuple):  # a skip-shaped (path, line, message) repr
+        text = str(report.longrepr[-1])
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= FAILURE_LINE_WIDTH else first[: FAILURE_LINE_WIDTH - 3] + "..."
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter's own F/E letter
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if not report.failed or hasattr(_CONFIG, "workerinput"):  # xdist workers report through the controller
+        return
+    terminal = _CONFIG.pluginmanager.get_plugin("terminalreporter") if _CONFIG else None
+    if terminal is None:
+        return
+    kind = "FAILED" if report.when == "call" else f"ERROR at {report.when} of"
+    if getattr(terminal._tw, "width_of_current_line", 0):  # -q leaves the dots' line open
+        terminal.write("\n")
+    terminal.write_line(f"{kind} {report.nodeid} - {one_line_reason(report)}", red=True, bold=True)
+
+
+_CONFIG: pytest.Config | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _CONFIG
+    _CONFIG = config
+
+
+# ---- pytest-xdist (scripts/test runs `-n 2 --dist loadgroup`) ----------------
+# A worker takes a whole module (its module-scoped fixtures, such as the
+# guard's corpus run, then run once), and all of tests/e2e: those tests share
+# one record of the client runs (test_e2e_hooks checks every run of ours).
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        group = "e2e" if module.startswith("tests/e2e/") else module
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def ralph_executable() -> str:
     """The installed console script next to this interpreter (what users run)."""
     candidate = os.path.join(os.path.dirname(sys.executable), "ralph")

@@ -37,6 +37,7 @@ __all__ = [
     "RunResult",
     "ScenarioResult",
     "OLD_RELEASES",
+    "SECOND_VERSION",
     "ScriptedServer",
     "assert_hooks_answered_cleanly",
     "bash",
@@ -101,8 +102,11 @@ def _installer():
     return module
 
 
-# the old releases tests pin (the last 1.0 and 2.0), installed by scripts/install_claude.py --old
+# the old releases the old_clients tests pin (the last 1.0, the last 2.0 before
+# PostToolUseFailure), installed by scripts/install_claude.py --old
 OLD_RELEASES: tuple[str, ...] = _installer().OLD_RELEASES
+# the last 2.0, which scripts/test drives beside the suite's client (--second)
+SECOND_VERSION: str = _installer().SECOND_VERSION
 
 
 def client_version() -> str:
