@@ -31,7 +31,7 @@ def one_line_reason(report: pytest.TestReport) -> str:
     text = crash.message if crash is not None else str(report.longrepr or "")
     if isinstance(report.longrepr, tuple):  # a skip-shaped (path, line, message) repr
         text = str(report.longrepr[-1])
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
     return first if len(first) <= FAILURE_LINE_WIDTH else first[: FAILURE_LINE_WIDTH - 3] + "..."
 
 
