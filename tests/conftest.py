@@ -56,6 +56,35 @@ def pytest_configure(config: pytest.Config) -> None:
     _CONFIG = config
 
 
+# ---- the real-client e2e in the closing summary -----------------------------
+# Here, not in tests/e2e/conftest.py: an xdist controller loads only the
+# conftest files of the paths it is given, and prints the summary.
+
+E2E_RUNS_PROPERTY = "e2e_client_runs"  # [(seconds, network, release), ...] on a test's teardown report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    runs = [run for reports in terminalreporter.stats.values() for report in reports
+            for name, value in getattr(report, "user_properties", ()) if name == E2E_RUNS_PROPERTY for run in value]
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "E2E SKIPPED" in str(getattr(report, "longrepr", ""))
+    ]
+    if not runs and not skipped:
+        return
+    terminalreporter.section("ralph-hooks e2e (real Claude Code CLI)")
+    if skipped:
+        reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else str(skipped[0].longrepr)
+        terminalreporter.write_line(f"{len(skipped)} e2e test(s) SKIPPED: {reason}", yellow=True, bold=True)
+    if runs:
+        total = sum(seconds for seconds, _, _ in runs)
+        terminalreporter.write_line(f"{len(runs)} client run(s), {total:.1f}s in the client; Claude Code {runs[0][2]} "
+                                    f"(and releases pinned by tests); network: {runs[0][1]}")
+        if any("no network namespace" in network for _, network, _ in runs):
+            terminalreporter.write_line("WARNING: ran WITHOUT a network namespace", yellow=True, bold=True)
+
+
 # ---- pytest-xdist (scripts/test runs `-n 2 --dist loadgroup`) ----------------
 # A worker takes a whole module (its module-scoped fixtures, such as the
 # guard's corpus run, then run once), and all of tests/e2e: those tests share

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ..conftest import E2E_RUNS_PROPERTY
 from . import harness
 
 
@@ -40,9 +41,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 
 # Each test's teardown report carries the client runs made since the last one
-# (duration, network), so the closing summary counts them the same whether
-# the tests ran here or in pytest-xdist workers (scripts/test runs two).
-RUNS_PROPERTY = "e2e_client_runs"
+# (duration, network, the suite's client release): the closing summary
+# (tests/conftest.py, which an xdist controller loads, unlike this file)
+# counts them the same whether the tests ran here or in scripts/test's workers.
 _runs_reported = 0
 
 
@@ -51,28 +52,6 @@ def pytest_runtest_makereport(item, call):
     global _runs_reported
     outcome = yield
     if call.when == "teardown" and len(harness.RESULTS) > _runs_reported:
-        runs = [(r.duration, r.sandbox) for r in harness.RESULTS[_runs_reported:]]
+        runs = [(r.duration, r.sandbox, harness.client_version()) for r in harness.RESULTS[_runs_reported:]]
         _runs_reported = len(harness.RESULTS)
-        outcome.get_result().user_properties.append((RUNS_PROPERTY, runs))
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    runs = [run for reports in terminalreporter.stats.values() for report in reports
-            for name, value in getattr(report, "user_properties", ()) if name == RUNS_PROPERTY for run in value]
-    skipped = [
-        report
-        for report in terminalreporter.stats.get("skipped", [])
-        if "E2E SKIPPED" in str(getattr(report, "longrepr", ""))
-    ]
-    if not runs and not skipped:
-        return
-    terminalreporter.section("ralph-hooks e2e (real Claude Code CLI)")
-    if skipped:
-        reason = str(skipped[0].longrepr[-1]) if isinstance(skipped[0].longrepr, tuple) else str(skipped[0].longrepr)
-        terminalreporter.write_line(f"{len(skipped)} e2e test(s) SKIPPED: {reason}", yellow=True, bold=True)
-    if runs:
-        total = sum(duration for duration, _ in runs)
-        terminalreporter.write_line(f"{len(runs)} client run(s), {total:.1f}s in the client; Claude Code {harness.client_version()} "
-                                    f"(and releases pinned by tests); network: {runs[0][1]}")
-        if any("no network namespace" in sandbox for _, sandbox in runs):
-            terminalreporter.write_line("WARNING: ran WITHOUT a network namespace", yellow=True, bold=True)
+        outcome.get_result().user_properties.append((E2E_RUNS_PROPERTY, runs))
