@@ -28,32 +28,33 @@ FAILURE_LINE_WIDTH = 160
 def one_line_reason(report: pytest.TestReport) -> str:
     """The first line of what went wrong (the assertion, the exception, the fail() message)."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    text = crash.message if crash is not None else str(report.longrepr or "")
     if isinstance(report.longrepr, tuple):  # a skip-shaped (path, line, message) repr
         text = str(report.longrepr[-1])
+    else:
+        text = crash.message if crash is not None else str(report.longrepr or "")
     first = next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "")
     return first if len(first) <= FAILURE_LINE_WIDTH else first[: FAILURE_LINE_WIDTH - 3] + "..."
 
 
+_CONFIG: pytest.Config | None = None  # the run's config: the failure line needs its terminal
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _CONFIG
+    _CONFIG = config
+
+
 @pytest.hookimpl(trylast=True)  # after the terminal reporter's own F/E letter
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if not report.failed or hasattr(_CONFIG, "workerinput"):  # xdist workers report through the controller
+    if not report.failed or _CONFIG is None or hasattr(_CONFIG, "workerinput"):  # xdist workers report through the controller
         return
-    terminal = _CONFIG.pluginmanager.get_plugin("terminalreporter") if _CONFIG else None
+    terminal = _CONFIG.pluginmanager.get_plugin("terminalreporter")
     if terminal is None:
         return
     kind = "FAILED" if report.when == "call" else f"ERROR at {report.when} of"
     if getattr(terminal._tw, "width_of_current_line", 0):  # -q leaves the dots' line open
         terminal.write("\n")
     terminal.write_line(f"{kind} {report.nodeid} - {one_line_reason(report)}", red=True, bold=True)
-
-
-_CONFIG: pytest.Config | None = None
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    global _CONFIG
-    _CONFIG = config
 
 
 # ---- the real-client e2e in the closing summary -----------------------------
