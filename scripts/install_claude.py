@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Install the Claude Code CLI the end-to-end tests drive, and say where it is.
 
-    python3 scripts/install_claude.py [--soft] [--quiet] [--client-version X.Y.Z] [--old]
+    python3 scripts/install_claude.py [--soft] [--quiet] [--client-version X.Y.Z] [--second] [--old]
 
 - The release: --client-version, else $RALPH_CLAUDE_VERSION, else VERSION (the
-  newest 2.1; .ci/run also runs the client e2e on SECOND_VERSION, the last 2.0).
+  newest 2.1). --second also installs SECOND_VERSION, the last 2.0, on which
+  scripts/test runs the client tests too; --old also OLD_RELEASES, which only
+  the tests marked old_clients drive (docs/development.md).
 - `npm install --no-audit --no-fund @anthropic-ai/claude-code@<release>` into a
   cache folder of its own: ~/.cache/ralph-hooks/claude-code-<release> (or
   $RALPH_CLAUDE_DIR for the release asked for). Idempotent: when that release
@@ -38,10 +40,10 @@ import time
 
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION = "2.1.332"  # the newest 2.1
-SECOND_VERSION = "2.0.77"  # the last 2.0: .ci/run runs the client e2e on it too
-# the last 1.0, the last 2.0 before PostToolUseFailure (it loads plugins) and the
-# last 2.0: tests/e2e/test_e2e_clients.py pins them (--old installs them)
-OLD_RELEASES = ("1.0.128", "2.0.55", "2.0.77")
+SECOND_VERSION = "2.0.77"  # the last 2.0: scripts/test runs the client e2e on it too (--second)
+# the last 1.0 and the last 2.0 before PostToolUseFailure (it loads plugins):
+# the tests marked old_clients in tests/e2e/test_e2e_clients.py pin them (--old)
+OLD_RELEASES = ("1.0.128", "2.0.55")
 STATUS_FILE = "install-status.json"
 NPM_TIMEOUT_SECONDS = 900
 VERSION_TIMEOUT_SECONDS = 60
@@ -192,15 +194,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soft", action="store_true", help="exit 0 even when the CLI is unavailable (tests will skip)")
     parser.add_argument("--quiet", action="store_true", help="capture npm's output unless it fails")
     parser.add_argument("--client-version", metavar="X.Y.Z", help=f"the release to install (default: $RALPH_CLAUDE_VERSION, else {VERSION})")
-    parser.add_argument("--old", action="store_true", help=f"also install the old releases the tests pin ({', '.join(OLD_RELEASES)})")
+    parser.add_argument("--second", action="store_true", help=f"also install the last 2.0 ({SECOND_VERSION}), which scripts/test drives too")
+    parser.add_argument("--old", action="store_true",
+                        help=f"also install the old releases the old_clients tests pin ({', '.join(OLD_RELEASES)}) and the last 2.0")
     args = parser.parse_args(argv)
     started = time.monotonic()
     wanted = args.client_version or wanted_version()
-    for old in OLD_RELEASES if args.old else ():
-        if old != wanted:
-            found, old_version, why = ensure_installed(args.quiet, old)
-            write_status(install_dir(old), found is not None, found, old_version, why)
-            say(f"Claude Code {old}: {found or 'UNAVAILABLE: ' + why}")
+    others = (*(OLD_RELEASES if args.old else ()), *((SECOND_VERSION,) if args.second or args.old else ()))
+    for other in others:
+        if other != wanted:
+            found, other_version, why = ensure_installed(args.quiet, other)
+            write_status(install_dir(other), found is not None, found, other_version, why)
+            say(f"Claude Code {other}: {found or 'UNAVAILABLE: ' + why}")
     binary, version, reason = ensure_installed(args.quiet, wanted)
     write_status(install_dir(wanted), binary is not None, binary, version, reason)
     if binary is None:

@@ -37,6 +37,7 @@ __all__ = [
     "RunResult",
     "ScenarioResult",
     "OLD_RELEASES",
+    "SECOND_VERSION",
     "ScriptedServer",
     "assert_hooks_answered_cleanly",
     "bash",
@@ -101,8 +102,11 @@ def _installer():
     return module
 
 
-# the old releases tests pin (the last 1.0 and 2.0), installed by scripts/install_claude.py --old
+# the old releases the old_clients tests pin (the last 1.0, the last 2.0 before
+# PostToolUseFailure), installed by scripts/install_claude.py --old
 OLD_RELEASES: tuple[str, ...] = _installer().OLD_RELEASES
+# the last 2.0, which scripts/test drives beside the suite's client (--second)
+SECOND_VERSION: str = _installer().SECOND_VERSION
 
 
 def client_version() -> str:
@@ -117,6 +121,13 @@ def install_status(version: str | None = None) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+@functools.lru_cache(maxsize=None)
+def _status_before_probing(version: str | None) -> dict | None:
+    """install_status() as scripts/install_claude.py left it, before a pinned
+    release's first use here (which installs it and writes its own status)."""
+    return install_status(version)
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,10 +160,11 @@ def require_claude(version: str | None = None) -> str:
     loudly -- or fail it on CI when the installer said it worked."""
     import pytest
 
+    reported = _status_before_probing(version)  # e.g. the last 2.0, which scripts/test installed
     binary, why = _probe_claude(version)
     if binary is not None:
         return binary
-    status = install_status(version)
+    status = reported if reported and reported.get("ok") else install_status(version)
     if os.environ.get("CI", "").lower() == "true" and status and status.get("ok"):
         pytest.fail(
             f"CI: scripts/install_claude.py reported success ({status.get('binary')}) but the Claude Code CLI is unusable: {why}",

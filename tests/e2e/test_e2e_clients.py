@@ -1,7 +1,8 @@
-"""The clients users really run, through the real CLI: the last 1.0, the
-last 2.0 before PostToolUseFailure and the last 2.0 (installed from npm by
-the suite, pinned here) and the suite's own client (RALPH_CLAUDE_VERSION; .ci/run runs this file on the newest 2.1 and
-on the last 2.0).
+"""The clients users really run, through the real CLI: the suite's own client
+(RALPH_CLAUDE_VERSION, default the newest 2.1) and the last 2.0, which
+scripts/test installs and drives, and -- marked old_clients, so deselected
+unless `-m` names the marker (docs/development.md) -- the last 1.0 and the
+last 2.0 before PostToolUseFailure (installed from npm on first use).
 
 Hooks come only from the files the client finds itself (`ralph install
 --user` into a fresh HOME, no --settings flag). Old clients report no hook
@@ -24,8 +25,12 @@ from . import harness
 from .harness import bash, make_bare_remote, make_repo, text, write_active_run
 
 pytestmark = pytest.mark.e2e
+OLD = pytest.mark.old_clients  # a release only `-m old_clients` drives
 
-LAST_1_0, BEFORE_FAILURE_EVENT, LAST_2_0 = harness.OLD_RELEASES
+LAST_1_0, BEFORE_FAILURE_EVENT = harness.OLD_RELEASES
+LAST_2_0 = harness.SECOND_VERSION
+# the releases every hook event is driven on: the suite's client and the last 2.0
+SUITES_CLIENTS = list(dict.fromkeys([harness.client_version(), LAST_2_0]))
 RALPH = os.path.join(harness.ralph_bin_dir(), "ralph")
 PUSH = "git push origin main"
 FAILING_TEST_PROJECT = {
@@ -87,10 +92,16 @@ def user_settings(home: Path) -> dict:
     return json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(params=SUITES_CLIENTS)
+def client_bin(request) -> str:
+    """The binary of one of SUITES_CLIENTS (the suite's own honours RALPH_CLAUDE_BIN)."""
+    return harness.require_claude(None if request.param == harness.client_version() else request.param)
+
+
 # ---- the releases' own code ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [LAST_1_0, LAST_2_0, None])
+@pytest.mark.parametrize("version", [pytest.param(LAST_1_0, marks=OLD), LAST_2_0, None])
 def test_the_event_table_is_what_each_clients_own_code_accepts(version):
     binary = harness.require_claude(version)
     bundle = binary
@@ -107,6 +118,7 @@ def test_the_event_table_is_what_each_clients_own_code_accepts(version):
 # ---- 1.0.x: a file naming PostToolUseFailure runs no hook at all -----------------------------
 
 
+@OLD
 def test_1_0_runs_no_hook_from_a_file_that_names_an_event_it_does_not_know(tmp_path):
     """The client's behaviour that broke every install on 1.0.x (a fact of the client)."""
     binary = harness.require_claude(LAST_1_0)
@@ -119,6 +131,7 @@ def test_1_0_runs_no_hook_from_a_file_that_names_an_event_it_does_not_know(tmp_p
     assert result.hooks_log() == [], result.describe()  # not one hook ran
 
 
+@OLD
 @pytest.mark.parametrize("version", [LAST_1_0, BEFORE_FAILURE_EVENT])
 def test_before_the_failure_event_a_failing_command_reaches_no_hook(tmp_path, version):
     """What doctor tells users of these releases: no feedback on a failing run."""
@@ -135,6 +148,7 @@ def test_before_the_failure_event_a_failing_command_reaches_no_hook(tmp_path, ve
     assert not decisions(result, "PostToolUseFailure")
 
 
+@OLD
 def test_ralph_install_on_1_0_writes_only_its_events_and_the_session_is_protected(tmp_path):
     binary = harness.require_claude(LAST_1_0)
     home = fresh_home(tmp_path)
@@ -153,6 +167,7 @@ def test_ralph_install_on_1_0_writes_only_its_events_and_the_session_is_protecte
     assert decisions(result, "PreToolUse", "Bash") == ["deny"] and decisions(result, "UserPromptSubmit") and decisions(result, "Stop")
 
 
+@OLD
 def test_doctor_on_1_0_catches_the_dropped_hooks_then_passes_with_what_is_missing(tmp_path):
     binary = harness.require_claude(LAST_1_0)
     home = fresh_home(tmp_path)
@@ -177,6 +192,7 @@ def test_doctor_on_1_0_catches_the_dropped_hooks_then_passes_with_what_is_missin
 # ---- 2.0.x -------------------------------------------------------------------------------------
 
 
+@OLD
 def test_a_plugin_written_for_2_0_55_protects_its_sessions(tmp_path):
     """2.0.25 - 2.0.55 take --plugin-dir but run none of a plugin's hooks when its
     hooks.json names PostToolUseFailure: `ralph install --plugin` writes the
@@ -235,23 +251,23 @@ def test_2_0_cuts_a_long_output_and_the_feedback_says_the_verdict_is_incomplete(
     assert decisions(result, "PostToolUse", "Bash") == ["context"], result.describe()
 
 
-# ---- the suite's client (newest 2.1 by default; the last 2.0 in .ci/run's second pass) ---------
+# ---- the suite's client (newest 2.1 by default) and the last 2.0 --------------------------------
 
 
-def test_the_hook_protocol_on_the_suites_client(tmp_path, claude_bin):
+def test_the_hook_protocol_on_the_suites_client(tmp_path, client_bin):
     """Every event ralph answers, in one session, installed by `ralph install`:
     the prompt gets the story, a push is denied with ralph's reason, a failing
     test run reaches the model with the failing test named, Stop blocks."""
     home = fresh_home(tmp_path)
     repo, remote, refs = push_project(tmp_path, FAILING_TEST_PROJECT)
     write_active_run(repo, "US-042", "Make add() add", ["test_calc passes"])
-    installed = ralph(["install", "--user"], home, repo, claude_bin)
+    installed = ralph(["install", "--user"], home, repo, client_bin)
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    release = client_release(subprocess.run([claude_bin, "--version"], capture_output=True, text=True, timeout=120).stdout)
+    release = client_release(subprocess.run([client_bin, "--version"], capture_output=True, text=True, timeout=120).stdout)
     assert set(user_settings(home)["hooks"]) == set(HOOK_ENTRIES) & events_of(release)
     turns = [bash(PUSH, "Push", id="t_push"), bash("python -m pytest -q -p no:cacheprovider test_calc.py", "Run the tests", id="t_tests"),
              text("Done."), text("Still open.")]
-    result = session(repo, home, claude_bin, turns, prompt="Work on the story.")
+    result = session(repo, home, client_bin, turns, prompt="Work on the story.")
 
     assert result.exit_code == 0, result.describe()
     assert "US-042" in result.request_text(0) and "Make add() add" in result.request_text(0)
@@ -266,19 +282,19 @@ def test_the_hook_protocol_on_the_suites_client(tmp_path, claude_bin):
     assert stop_reason[:200] in result.request_text(len(result.main_requests) - 1)
 
 
-def test_install_doctor_uninstall_on_the_suites_client_leave_no_trace(tmp_path, claude_bin):
+def test_install_doctor_uninstall_on_the_suites_client_leave_no_trace(tmp_path, client_bin):
     home = fresh_home(tmp_path)
     repo = make_repo(tmp_path)
     before = sorted(os.listdir(home / ".claude"))
-    assert ralph(["install", "--user"], home, repo, claude_bin).returncode == 0
-    doctor = ralph(["doctor"], home, repo, claude_bin)
+    assert ralph(["install", "--user"], home, repo, client_bin).returncode == 0
+    doctor = ralph(["doctor"], home, repo, client_bin)
     assert doctor.returncode == 0 and "all checks passed: a real Claude Code session ran ralph's hooks" in doctor.stdout, doctor.stdout
     assert "`git push origin main` was denied" in doctor.stdout
-    release = client_release(subprocess.run([claude_bin, "--version"], capture_output=True, text=True, timeout=120).stdout)
+    release = client_release(subprocess.run([client_bin, "--version"], capture_output=True, text=True, timeout=120).stdout)
     if "PreSkillShellCommand" in events_of(release):
         # the round trip and the session's skill, whose inline shell line pushes
         assert "[ok  ] round trip: PreSkillShellCommand:" in doctor.stdout, doctor.stdout
         assert "denied (as a Bash call and as a skill's shell line)" in doctor.stdout, doctor.stdout
-    done = ralph(["uninstall", "--user"], home, repo, claude_bin)
+    done = ralph(["uninstall", "--user"], home, repo, client_bin)
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(home / ".claude")) == before and sorted(os.listdir(home)) == [".claude"]
