@@ -383,6 +383,13 @@ def run(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None =
                 captures[fd].add(chunk)
                 if fd == out_fd and on_output is not None:
                     on_output(chunk)
+        if not group.term_at and not exited_at:
+            # its output closed before it exited (a program may close stdout in an exit
+            # handler, just before it ends): it has `drain` seconds to finish on its own
+            try:
+                proc.wait(timeout=drain)
+            except subprocess.TimeoutExpired:
+                pass
     finally:
         selector.close()
         end_group(group, leftover_grace)  # the leader may be done, but nothing it started outlives the run
