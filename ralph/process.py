@@ -13,7 +13,7 @@ bounded: the first and last bytes of a flood, and how many there were.
 
 The callers are small policies on top: the loop's agent and verify command
 (ralph.run.proc), lifecycle hooks and child loops (ralph.loop.lifecycle),
-users' commands on Claude Code events (ralph.claude.event_commands).
+users' commands on Claude Code events (ralph.claude.event_command_select).
 """
 from __future__ import annotations
 

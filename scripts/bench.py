@@ -335,7 +335,7 @@ def build_cases(project: str, loop_project: str, quick: bool) -> list[Case]:
         Case("post-tool 10 MB output", [*hook, "post-tool"], post(10 << 20), project, env),
         Case("post-tool 10 MB single line", [*hook, "post-tool"], post(10 << 20, True), project, env),
     ]
-    # User event hooks ([[hooks.event]], ralph/claude/event_commands.py): a ralph.toml
+    # User event hooks ([[hooks.event]], ralph/claude/event_command_select.py): a ralph.toml
     # without any (the dispatcher must not pay for the feature), and one
     # matching hook that does nothing (the price of running one).
     for name, config in (("0 event hooks", "[guard]\n"), ("1 event hook", ONE_EVENT_HOOK)):

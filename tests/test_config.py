@@ -241,7 +241,7 @@ def test_each_owner_uses_the_declaration_the_registry_lists() -> None:
     """The declarations live in ralph.config.tables; their owners import
     them: each action type's KEYS is its listed table's, and the event hooks
     check exactly the kinds their table names as their own."""
-    from ralph.claude import event_commands
+    from ralph.claude import event_command_select
     from ralph.config.registry import tables
     from ralph.loop.lifecycle.action_types import ACTIONS, action_module
 
@@ -250,7 +250,7 @@ def test_each_owner_uses_the_declaration_the_registry_lists() -> None:
         declared = listed[("hooks.<point>", f'type = "{type_name}"')]
         assert action_module(type_name).KEYS is declared.keys, type_name  # type: ignore[attr-defined]
     event = listed[("hooks.event", "")]
-    assert event.keys is event_commands.EVENT_KEYS and set(event.kinds) == set(event_commands.KINDS)
+    assert event.keys is event_command_select.EVENT_KEYS and set(event.kinds) == set(event_command_select.KINDS)
 
 
 def test_a_token_in_a_hook_command_reaches_no_file_of_the_state_directory(repo: str) -> None:

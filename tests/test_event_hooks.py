@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from ralph.claude import event_command_runs
-from ralph.claude import event_commands as event_hooks
+from ralph.claude import event_command_run
+from ralph.claude import event_command_select as event_hooks
 from tests.conftest import RALPH, load_payload, run_hook, hook_state_dir
 from tests.loop_support import gone
 
@@ -190,12 +190,12 @@ def imported_modules(repo: str, subcommand: str, payload: dict) -> str:
 
 def test_without_event_hooks_nothing_is_imported_or_parsed(repo: str) -> None:
     read = load_payload("PostToolUse_Read", repo)
-    assert "ralph.claude.event_commands" not in imported_modules(repo, "post-tool", read)
+    assert "ralph.claude.event_command_select" not in imported_modules(repo, "post-tool", read)
     write_config(repo, "[loop]\nmax_iterations = 3\n")
     trace = imported_modules(repo, "post-tool", read)
-    assert "ralph.claude.event_commands" not in trace and "tomllib" not in trace  # post-tool never parsed ralph.toml
+    assert "ralph.claude.event_command_select" not in trace and "tomllib" not in trace  # post-tool never parsed ralph.toml
     write_config(repo, '[[hooks.event]]\nmatch = "Stop"\ncommand = "true"\n')
-    assert "ralph.claude.event_commands" in imported_modules(repo, "post-tool", read)
+    assert "ralph.claude.event_command_select" in imported_modules(repo, "post-tool", read)
 
 
 # ---------------------------------------------------------------- PreToolUse
@@ -499,18 +499,18 @@ def test_the_budget_bounds_a_chain_of_slow_hooks(repo: str) -> None:
 
 
 def test_run_command_reports_a_command_that_cannot_start(tmp_path) -> None:
-    result = event_command_runs.run_command(["/nonexistent/tool"], str(tmp_path), {}, b"", 5)
+    result = event_command_run.run_command(["/nonexistent/tool"], str(tmp_path), {}, b"", 5)
     assert result.status() == "error" and "could not start" in result.error
 
 
 def test_run_command_feeds_stdin_to_a_hook_that_reads_it_all(tmp_path) -> None:
     data = b"line\n" * 400_000
-    result = event_command_runs.run_command("wc -c", str(tmp_path), dict(os.environ), data, 30)
+    result = event_command_run.run_command("wc -c", str(tmp_path), dict(os.environ), data, 30)
     assert result.ok and int(result.stdout) == len(data)
 
 
 def test_run_command_survives_a_hook_that_ignores_its_stdin(tmp_path) -> None:
-    result = event_command_runs.run_command("exec 0<&-; echo ok", str(tmp_path), dict(os.environ), b"x" * 5_000_000, 30)
+    result = event_command_run.run_command("exec 0<&-; echo ok", str(tmp_path), dict(os.environ), b"x" * 5_000_000, 30)
     assert result.ok and result.stdout == b"ok\n"
 
 

@@ -113,17 +113,17 @@ def fake_dns(monkeypatch, names: dict[str, list[str]]) -> list[str]:
 
 
 def test_a_name_that_looks_loopback_is_judged_by_what_it_resolves_to(monkeypatch) -> None:
-    from ralph.loop.lifecycle import webhook
+    from ralph.loop.lifecycle import webhook_config
 
     fake_dns(monkeypatch, {"127.0.0.1.evil.test": ["203.0.113.7"], "127.0.0.1.nip.test": ["127.0.0.1"],
                            "both.test": ["::1"]})
-    problem = webhook.url_problem("http://127.0.0.1.evil.test/hook")
+    problem = webhook_config.url_problem("http://127.0.0.1.evil.test/hook")
     assert problem and "must use https://" in problem and "resolves to 203.0.113.7" in problem
-    assert webhook.url_problem("http://127.0.0.1.nip.test/hook") is None
-    assert webhook.url_problem("http://both.test:8080/hook") is None
-    assert webhook.url_problem("http://127.0.0.2/hook") is None and webhook.url_problem("http://[::ffff:127.0.0.1]/") is None
-    assert "10.1.2.3 is not a loopback address" in (webhook.url_problem("http://10.1.2.3/hook") or "")
-    assert webhook.url_problem("https://127.0.0.1.evil.test/hook") is None  # TLS checks the name
+    assert webhook_config.url_problem("http://127.0.0.1.nip.test/hook") is None
+    assert webhook_config.url_problem("http://both.test:8080/hook") is None
+    assert webhook_config.url_problem("http://127.0.0.2/hook") is None and webhook_config.url_problem("http://[::ffff:127.0.0.1]/") is None
+    assert "10.1.2.3 is not a loopback address" in (webhook_config.url_problem("http://10.1.2.3/hook") or "")
+    assert webhook_config.url_problem("https://127.0.0.1.evil.test/hook") is None  # TLS checks the name
 
 
 def test_a_non_loopback_name_is_refused_at_config_time(tmp_path, monkeypatch) -> None:

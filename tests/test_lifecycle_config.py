@@ -147,7 +147,7 @@ def test_the_init_template_is_valid_with_every_key_uncommented(tmp_path, monkeyp
     p = HookProject(tmp_path, uncommented)
     hooks = require_valid(p.hooks(monkeypatch))
     from ralph.loop.lifecycle.config import COMMON_KEYS
-    from ralph.loop.lifecycle.shell import KEYS
+    from ralph.loop.lifecycle.shell_config import KEYS
 
     [lint] = hooks.by_point["post_iteration"]
     assert set(COMMON_KEYS) | set(KEYS) <= set(lint.table) and lint["name"] == "lint"

@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ralph.loop.lifecycle import webhook, webhook_send
+from ralph.loop.lifecycle import webhook_config
+from ralph.loop.lifecycle import webhook_run
 from ralph.loop.lifecycle.config import load_hooks, require_valid
 from ralph.loop.lifecycle.engine import Engine
 
@@ -120,7 +121,7 @@ def test_send_failures_are_retried_with_backoff(tmp_path, endpoint) -> None:
 
 def test_delays_double_between_attempts() -> None:
     delays: list[float] = []
-    sent = webhook_send.send("POST", "http://127.0.0.1:9/x", {}, b"{}", 5, 3, 0.5, sleep=delays.append)
+    sent = webhook_run.send("POST", "http://127.0.0.1:9/x", {}, b"{}", 5, 3, 0.5, sleep=delays.append)
     assert not sent.ok and sent.attempts == 4 and "ConnectionRefusedError" in sent.error
     assert delays == [0.5, 1.0, 2.0]
 
@@ -199,7 +200,7 @@ def test_without_a_body_the_hook_context_is_sent(tmp_path, endpoint) -> None:
     ],
 )
 def test_https_is_required_except_for_loopback(url: str, ok: bool) -> None:
-    assert (webhook.url_problem(url) is None) is ok
+    assert (webhook_config.url_problem(url) is None) is ok
 
 
 def test_plain_http_to_another_host_is_a_config_error(tmp_path) -> None:
@@ -248,9 +249,9 @@ def test_secrets_in_url_and_headers_never_reach_the_logs(tmp_path, endpoint) -> 
 
 
 def test_redact_url_keeps_what_helps_and_hides_the_rest() -> None:
-    assert webhook.redact_url("https://u:p@api.example.com:8443/v1/hooks/abcDEF123456789xyz?key=1") == \
+    assert webhook_config.redact_url("https://u:p@api.example.com:8443/v1/hooks/abcDEF123456789xyz?key=1") == \
         "https://api.example.com:8443/v1/hooks/[redacted]?key=[redacted]"
-    assert webhook.shown_headers({"Content-Type": "application/json", "Authorization": "Bearer x"}) == \
+    assert webhook_config.shown_headers({"Content-Type": "application/json", "Authorization": "Bearer x"}) == \
         "Content-Type: application/json, Authorization: [redacted]"
 
 

@@ -37,7 +37,7 @@ from ralph.rules.rollback_policy import (
 from ralph.run.clock import utc_now
 from ralph.run.failures import record_failure
 from ralph.run.paths import plan_file
-from ralph.run.test_history import history_path, load_history
+from ralph.run.history import history_path, load_history
 from ralph.run.tree import tree_at_checkpoint
 from ralph.state.files import append_line
 from ralph.state.reads import invalidate_all

@@ -49,8 +49,8 @@ HANDLERS: dict[str, dict[str, str]] = {
 # The users' own commands on Claude Code events ([[hooks.event]] in
 # ralph.toml), after ralph's rule: which apply (imported only when ralph.toml
 # can declare them), and running them (only when one applies).
-EVENT_COMMANDS = "ralph.claude.event_commands"
-EVENT_COMMAND_RUNS = "ralph.claude.event_command_runs"
+EVENT_COMMANDS = "ralph.claude.event_command_select"
+EVENT_COMMAND_RUNS = "ralph.claude.event_command_run"
 
 
 class HookError(Exception):
@@ -177,7 +177,7 @@ def event_commands_source(root: str, environ: dict[str, str] | None) -> list[tup
     says disable_global_hooks and a global file does); None when neither
     does: two failed opens without config, one read of each file that never
     says `event`, and no import or TOML parsing either way. (path, None): the
-    file is there but cannot be read, which ralph.claude.event_commands reports."""
+    file is there but cannot be read, which ralph.claude.event_command_select reports."""
     found = []
     for path, origin in ((global_hooks_path(environ), "global"), (config_path(root, environ), "project")):
         if path is None:

@@ -2,7 +2,7 @@
 file Claude Code reads (and the ones it ignores), ralph's entries in them,
 one round trip per event through the exact configured command, then one
 real session of the installed client (`claude -p` against a loopback
-stand-in of the API, ralph.claude.client_session) that must run every hook
+stand-in of the API, ralph.doctor.client_session) that must run every hook
 and deny a `git push`; what the client's release cannot do (its events, by
 ralph.claude.protocol's table), ralph.toml against the whole schema and the
 state dir. Every problem comes with a concrete fix; exit 1 when something is
@@ -21,8 +21,8 @@ import time
 from importlib import resources
 
 from ralph import __version__
-from ralph.claude.client_session import PUSH, run_session
-from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
+from ralph.doctor.client_session import PUSH, run_session
+from ralph.doctor.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.claude.protocol import (
     EVENT_SINCE,
     GUARD_EVENTS,

@@ -1,7 +1,7 @@
 """`ralph hooks list` and `ralph hooks test POINT|EVENT`: the lifecycle hooks
 of ralph-loop as the loop will see them (global hooks.toml, ralph.toml,
 .ralph/hooks/) and the `[[hooks.event]]` hooks on Claude Code events
-(ralph.commands.hooks_events); one point fired with sample context, or one
+(ralph.commands.hooks_event_commands); one point fired with sample context, or one
 event with a captured payload."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ralph.loop.lifecycle.engine import Engine
 from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
 from ralph.run.settings import loop_settings
 
-from ralph.commands import hooks_events
+from ralph.commands import hooks_event_commands
 
 USAGE = """\
 usage: ralph hooks list [-C DIR]
@@ -73,7 +73,7 @@ def list_hooks(argv: list[str]) -> int:
             out.write(f"  [{state}] {spec.label}  ({spec.source}: {spec.where}"
                       + (f", as {spec.config_name}" if spec.config_name not in (point, spec.get('name')) else "") + ")\n")
             out.write(f"        {describe(spec)}" + (f" · disabled: {spec.disabled}" if spec.disabled else "") + "\n")
-    hooks_events.write_list(out, config)
+    hooks_event_commands.write_list(out, config)
     for warning in hooks.warnings:
         out.write(f"\nwarning: {warning}")
     if hooks.warnings:
@@ -143,8 +143,8 @@ def test_point(argv: list[str]) -> int:
     parser.add_argument("-C", "--directory", metavar="DIR")
     args = parser.parse_args(argv)
     point = canonical(args.point)
-    if point is None and hooks_events.known(args.point):
-        return hooks_events.fire(args.point, project(args.directory)[0], args.input)
+    if point is None and hooks_event_commands.known(args.point):
+        return hooks_event_commands.fire(args.point, project(args.directory)[0], args.input)
     if point is None:
         sys.stderr.write(f"ralph hooks test: unknown point {args.point!r}; known: {', '.join(POINTS)} (aliases: {', '.join(ALIASES)}), "
                          "nor a Claude Code event (PreToolUse:Bash, Stop, tool:pre_execute, ...)\n")

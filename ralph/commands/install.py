@@ -52,7 +52,7 @@ from ralph.claude.protocol import (
     release_text,
     skips_unknown_events,
 )
-from ralph.claude.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
+from ralph.doctor.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.claude.settings_text import edited
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError

@@ -26,7 +26,7 @@ from ralph.loop.display import clock_time
 from ralph.loop.recovery import finish_dead_run
 from ralph.run import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
-from ralph.loop.lifecycle.webhook import WAITING_FILE
+from ralph.loop.lifecycle.webhook_config import WAITING_FILE
 from ralph.run.settings import resolve
 from ralph.loop.usage import format_cost, format_tokens
 from ralph.run.tool_calls import merge_requests
@@ -120,7 +120,7 @@ def denials(state_dir: str, run_id: object) -> dict:
 
 
 def waiting_gate(state_dir: str) -> dict | None:
-    """An approval gate the loop is waiting at (ralph.loop.lifecycle.webhook_send), if any."""
+    """An approval gate the loop is waiting at (ralph.loop.lifecycle.webhook_run), if any."""
     gate = read_json_object(os.path.join(state_dir, WAITING_FILE))
     return gate if gate is not None and pid_alive(gate.get("pid")) else None
 

@@ -26,7 +26,7 @@ from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
 from ralph.loop import branch, handoff, set_aside
 from ralph.run import records
-from ralph.loop.lifecycle.spawn import DEPTH_VAR
+from ralph.loop.lifecycle.spawn_config import DEPTH_VAR
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
 from ralph.report import files as report_files

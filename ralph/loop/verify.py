@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
-from ralph.run.test_history import baseline_mode, run_history_path
+from ralph.run.history import baseline_mode, run_history_path
 from ralph.loop.commit import roll_back
 from ralph.quoting import format_command
 from ralph.loop.run import Iteration, Run

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
-from ralph.run.test_history import history_path, load_history
+from ralph.run.history import history_path, load_history
 from ralph.config.schema import ConfigError
 from ralph.run.proc import Interrupts, RedactedLog
 from ralph.sandbox import ENV_SETTINGS

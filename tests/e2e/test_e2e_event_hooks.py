@@ -1,4 +1,4 @@
-"""Users' own [[hooks.event]] commands (ralph/claude/event_commands.py), run by our
+"""Users' own [[hooks.event]] commands (ralph/claude/event_command_select.py), run by our
 dispatcher inside the real Claude Code CLI, wired as settings.example.json
 wires it. Each scenario checks what the user's hook did, what our handler
 answered, and what the model was told afterwards."""

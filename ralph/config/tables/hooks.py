@@ -4,7 +4,7 @@ table has, each action type's own keys (shell, webhook, spawn), and
 
 The owners check what these keys alone cannot say: ralph.loop.lifecycle.config
 reads [hooks] (its settings beside the tables of each point) and each action
-type's module checks its own table; ralph.claude.event_commands checks
+type's module checks its own table; ralph.claude.event_command_select checks
 [[hooks.event]], with the "pattern" kind of `match`. So ralph.config.reading
 does not read [hooks] key by key: its owner does.
 """
@@ -39,14 +39,14 @@ SETTINGS_KEYS: dict[str, Key] = {
                           "continue (warn) or abort (end the loop: hook_abort); $RALPH_HOOK_FAIL_BEHAVIOR overrides it"),
 }
 
-# a shell hook (`type = "shell"`, the default): ralph.loop.lifecycle.shell
+# a shell hook (`type = "shell"`, the default): ralph.loop.lifecycle.shell_config
 SHELL_KEYS: dict[str, Key] = {
     "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),
     "working_dir": Key(None, "path?", None, "relative to the project root (default: the project root)"),
     "env": Key({}, "table", None, "extra environment variables (strings; template variables allowed)"),
 }
 
-# a webhook hook: ralph.loop.lifecycle.webhook
+# a webhook hook: ralph.loop.lifecycle.webhook_config
 METHODS = ("POST", "PUT", "PATCH", "GET", "DELETE")
 ON_TIMEOUT = ("abort", "continue")
 WEBHOOK_KEYS: dict[str, Key] = {
@@ -63,7 +63,7 @@ WEBHOOK_KEYS: dict[str, Key] = {
     "backoff": Key(1.0, "number", 0, "seconds before the first retry; doubles each time"),
 }
 
-# a spawn hook: ralph.loop.lifecycle.spawn
+# a spawn hook: ralph.loop.lifecycle.spawn_config
 SPAWN_KEYS: dict[str, Key] = {
     "pipeline": Key(None, "str", None, "required: a folder in .ralph/pipelines/"),
     "inputs": Key({}, "table", None, "written to the child's inputs.json, variables substituted"),
@@ -73,7 +73,7 @@ SPAWN_KEYS: dict[str, Key] = {
     "max_depth": Key(3, "int", 1, "children of children stop here"),
 }
 
-# [[hooks.event]]: ralph.claude.event_commands
+# [[hooks.event]]: ralph.claude.event_command_select
 EVENT_KEYS: dict[str, Key] = {
     "match": Key(None, "pattern", None, 'events to run on: "PreToolUse:Bash", an alias, a glob (*) or a comma list'),
     "command": Key(None, "command", None, "required: a string runs with /bin/sh -c, a list runs as is"),

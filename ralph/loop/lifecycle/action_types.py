@@ -25,10 +25,10 @@ class ActionType:
 
 
 ACTIONS: dict[str, ActionType] = {
-    "shell": ActionType("ralph.loop.lifecycle.shell", "ralph.loop.lifecycle.shell_run"),
-    "webhook": ActionType("ralph.loop.lifecycle.webhook", "ralph.loop.lifecycle.webhook_send",
+    "shell": ActionType("ralph.loop.lifecycle.shell_config", "ralph.loop.lifecycle.shell_run"),
+    "webhook": ActionType("ralph.loop.lifecycle.webhook_config", "ralph.loop.lifecycle.webhook_run",
                           ("RALPH_HOOK_RESPONSE", "RALPH_HOOK_ACTION", "RALPH_HOOK_MESSAGE")),
-    "spawn": ActionType("ralph.loop.lifecycle.spawn", "ralph.loop.lifecycle.spawn_run", ("RALPH_SPAWN_OUTPUT",)),
+    "spawn": ActionType("ralph.loop.lifecycle.spawn_config", "ralph.loop.lifecycle.spawn_run", ("RALPH_SPAWN_OUTPUT",)),
 }
 
 

@@ -32,7 +32,7 @@ ENV_SETTINGS = {"RALPH_HOOK_TIMEOUT": "dir_timeout", "RALPH_HOOK_FAIL_BEHAVIOR":
 # [[hooks.<name>]] tables read by another part of ralph, not lifecycle points
 # -> the module whose validate(config, path, text) checks them, imported only
 # for a file that has such tables (load()): users' hooks on Claude Code events
-OTHER_TABLES = {"event": "ralph.claude.event_commands"}
+OTHER_TABLES = {"event": "ralph.claude.event_command_select"}
 FALSE_WORDS = ("0", "false", "no", "off")
 
 class HookSpec:

@@ -1,4 +1,4 @@
-"""Running the shell action (declared in ralph.loop.lifecycle.shell): its
+"""Running the shell action (declared in ralph.loop.lifecycle.shell_config): its
 command through the lifecycle process runner, with template variables passed
 as quoted references to the environment, never pasted into shell text."""
 import os

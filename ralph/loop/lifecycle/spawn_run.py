@@ -1,4 +1,4 @@
-"""Running the spawn action (declared in ralph.loop.lifecycle.spawn): a child
+"""Running the spawn action (declared in ralph.loop.lifecycle.spawn_config): a child
 ralph-loop on a pipeline, in a directory of its own, and what `ralph status`
 shows of the children."""
 import json
@@ -9,8 +9,8 @@ import time
 
 from ralph.loop.lifecycle import process, template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
-from ralph.loop.lifecycle.spawn import BASE_ENV, CHILDREN_DIR, DEPTH_VAR, INPUTS_FILE, OUTPUT_CAP, OUTPUT_FILE, PLAN_FILES, SPAWN_FILE, pipeline_dir
-from ralph.loop.lifecycle.webhook import expand_env
+from ralph.loop.lifecycle.spawn_config import BASE_ENV, CHILDREN_DIR, DEPTH_VAR, INPUTS_FILE, OUTPUT_CAP, OUTPUT_FILE, PLAN_FILES, SPAWN_FILE, pipeline_dir
+from ralph.loop.lifecycle.webhook_config import expand_env
 from ralph.process import pid_alive
 from ralph.state.files import atomic_write, read_json_object
 

@@ -3,7 +3,7 @@
 The dispatcher (ralph/claude/dispatch.py) asks `select()` which hooks match
 after ralph's own rule has answered, and only when ralph.toml can declare
 such hooks: a project without them never imports this module. The matching
-hooks run in order (ralph.claude.event_command_runs) with the event's context
+hooks run in order (ralph.claude.event_command_run) with the event's context
 in its environment and the event JSON on stdin:
 
 - PreToolUse: a hook that exits non-zero, prints `{"decision": "deny", ...}`,

@@ -3,7 +3,7 @@ the proof that this client, configured as it is here, runs ralph's hooks.
 
 In a temp git project with a temp bare remote, `claude -p` plays a fixed
 script against a loopback stand-in of the Messages API
-(ralph.claude.api_standin): `git push origin main` (ralph's PreToolUse must
+(ralph.doctor.api_standin): `git push origin main` (ralph's PreToolUse must
 deny it, and the remote shows whether it landed), a Read (PostToolUse), a
 failing `false` (PostToolUseFailure, on clients that have it), on clients
 with PreSkillShellCommand a Skill call of a scratch project skill whose
@@ -29,8 +29,10 @@ import subprocess
 import tempfile
 import time
 
-from ralph.claude.api_standin import StandIn, text_turn, tool_turn
+from ralph.doctor.api_standin import StandIn, text_turn, tool_turn
 from ralph.process import run
+from ralph.run.git import git_env
+from ralph.run.git import run as run_git
 
 PUSH_ID = "toolu_ralph_doctor_push"
 READ_ID = "toolu_ralph_doctor_read"
@@ -122,13 +124,15 @@ def client_env(environ: dict[str, str], home: str, state: str, url: str) -> dict
 
 
 def git(args: list[str], cwd: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """stdout of `git ARGS` in a scratch repository, as a scratch identity with
+    no global or system config; OSError when git fails."""
+    env = git_env({k: v for k, v in os.environ.items() if not k.startswith("GIT_")})
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_AUTHOR_NAME="ralph doctor",
                GIT_AUTHOR_EMAIL="doctor@ralph.invalid", GIT_COMMITTER_NAME="ralph doctor", GIT_COMMITTER_EMAIL="doctor@ralph.invalid")
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        raise OSError(f"git {' '.join(args)}: {done.stderr.strip()[-300:]}")
-    return done.stdout
+    done = run_git(cwd, args, env=env, timeout=60)
+    if not done.ok:
+        raise OSError(f"git {' '.join(args)}: {done.err.decode('utf-8', 'replace').strip()[-300:]}")
+    return done.out.decode("utf-8", "replace")
 
 
 def make_project(base: str, skill_line: bool = False) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""Running a webhook hook (declared in ralph.loop.lifecycle.webhook): the
+"""Running a webhook hook (declared in ralph.loop.lifecycle.webhook_config): the
 request rendered and sent with retries, and with `await = true` the approval
 gate (ralph.loop.lifecycle.callback_server) that waits for a person's answer."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import FAILED, SUCCESS, TIMEOUT, ActionResult, RunContext
 from ralph.loop.lifecycle.callback_server import CallbackServer
-from ralph.loop.lifecycle.webhook import WAITING_FILE, expand_env, known_exports, loopback_addresses, redact_url, url_problem
+from ralph.loop.lifecycle.webhook_config import WAITING_FILE, expand_env, known_exports, loopback_addresses, redact_url, url_problem
 from ralph.redaction import redact
 
 RESPONSE_KEEP = 2000  # bytes of the endpoint's answer kept for the trace

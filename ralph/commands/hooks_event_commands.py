@@ -9,9 +9,10 @@ import os
 import sys
 from importlib import resources
 
-from ralph.claude import event_command_runs, event_commands
+from ralph.claude import event_command_select
+from ralph.claude import event_command_run
 from ralph.claude.dispatch import event_commands_source
-from ralph.claude.event_commands import ALIASES, EVENTS, EventHook, globals_disabled, parse_event_hooks
+from ralph.claude.event_command_select import ALIASES, EVENTS, EventHook, globals_disabled, parse_event_hooks
 from ralph.claude.protocol import HookCall, allow
 from ralph.config.schema import ConfigError
 from ralph.loop.lifecycle.config import read_toml
@@ -113,23 +114,23 @@ def fire(name: str, root: str, input_json: str | None) -> int:
         if not isinstance(tool_input, dict):
             sys.stderr.write("ralph hooks test: --input must be a JSON object (the tool's input)\n")
             return 2
-    if tool and event not in event_commands.TOOL_EVENTS:
-        sys.stderr.write(f"ralph hooks test: {event} has no tool ({tool!r}); tools go with {', '.join(event_commands.TOOL_EVENTS)}\n")
+    if tool and event not in event_command_select.TOOL_EVENTS:
+        sys.stderr.write(f"ralph hooks test: {event} has no tool ({tool!r}); tools go with {', '.join(event_command_select.TOOL_EVENTS)}\n")
         return 2
     payload = sample_payload(event, tool, root, tool_input)
     raw = json.dumps(payload).encode("utf-8")
     environ = dict(os.environ, CLAUDE_PROJECT_DIR=root)
     call = HookCall(event, payload, environ)
     sources = event_commands_source(call.root, environ)
-    chosen, outcome = event_commands.select(call, allow(), sources or [])
+    chosen, outcome = event_command_select.select(call, allow(), sources or [])
     subject = f"{event}:{call.tool_name}" if call.tool_name else event
     out.write(f"{subject}: {len(chosen)} matching event hook(s) · a captured {event} payload"
-              + (f", tool_input {json.dumps(call.tool_input)[:200]}" if event in event_commands.TOOL_EVENTS else "")
+              + (f", tool_input {json.dumps(call.tool_input)[:200]}" if event in event_command_select.TOOL_EVENTS else "")
               + " · ralph's own rules are not run here\n")
     if outcome.output.get("systemMessage"):
         out.write(f"  warning: {outcome.output['systemMessage']}\n")
     if chosen:
-        outcome = event_command_runs.run(call, outcome, raw, chosen)
+        outcome = event_command_run.run(call, outcome, raw, chosen)
     for hook, record in zip(chosen, call.log_extra.get("event_hooks", [])):
         out.write(f"\n  [{record.get('result')}] {hook.label}\n    exit {record.get('exit')} · {record.get('ms', 0)} ms · "
                   f"{record.get('bytes', 0)} bytes of output"

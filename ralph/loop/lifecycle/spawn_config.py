@@ -29,7 +29,7 @@ import os
 from ralph.config.tables.hooks import SPAWN_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
 from ralph.loop.lifecycle import template
 from ralph.loop.lifecycle.actions import check_keys
-from ralph.loop.lifecycle.webhook import strings_in
+from ralph.loop.lifecycle.webhook_config import strings_in
 from ralph.state.locations import STATE_DIR_NAME
 
 PIPELINES_DIR = "pipelines"

@@ -25,7 +25,7 @@
 
 This module declares the type (the checks of its keys, which
 ralph.config.tables.hooks declares, and the URL rules), which `ralph-loop
---dry-run` needs; sending and the gate are ralph.loop.lifecycle.webhook_send,
+--dry-run` needs; sending and the gate are ralph.loop.lifecycle.webhook_run,
 imported only when a webhook runs.
 """
 from __future__ import annotations
@@ -95,7 +95,7 @@ def url_problem(url: str, resolve: bool = True) -> str | None:
     """Why this URL may not be used, or None: HTTPS, or HTTP to a host whose
     every address is loopback. resolve=False leaves a host name (not an
     address) to the sender, which resolves it once, checks and connects to
-    what it checked (ralph.loop.lifecycle.webhook_send)."""
+    what it checked (ralph.loop.lifecycle.webhook_run)."""
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""

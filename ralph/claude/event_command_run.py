@@ -1,5 +1,5 @@
 """Running users' commands on Claude Code events (the hooks
-ralph.claude.event_commands.select chose for a call): each in a session of
+ralph.claude.event_command_select.select chose for a call): each in a session of
 its own through ralph.process, with the event's context in its environment
 and the event JSON on stdin, within the event's budget; their answers turned
 into the client's (a PreToolUse denial, context piped to the model)."""
@@ -8,7 +8,7 @@ import re
 import time
 
 from ralph import fastjson, process
-from ralph.claude.event_commands import (
+from ralph.claude.event_command_select import (
     CONTEXT_EVENTS,
     DEFAULT_BUDGET,
     DEPTH_VAR,
@@ -243,7 +243,7 @@ def for_log(outcome: Outcome) -> Outcome:
 
 
 def run(call: HookCall, outcome: Outcome, raw: bytes, chosen: list[EventHook]) -> Outcome:
-    """ralph's `outcome` for this call, with the user's `chosen` hooks (ralph.claude.event_commands.select) applied."""
+    """ralph's `outcome` for this call, with the user's `chosen` hooks (ralph.claude.event_command_select.select) applied."""
     try:
         depth = int(call.environ.get(DEPTH_VAR, "0") or 0)
     except ValueError:
