@@ -7,9 +7,9 @@ import os
 import sys
 
 from ralph import __version__
-from ralph.plugins import load
 from ralph.claude import dispatch
 from ralph.claude.protocol import SUBCOMMANDS
+from ralph.plugins import load
 
 # command -> module with a `main(argv: list[str]) -> int`
 COMMANDS = {

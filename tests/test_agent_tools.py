@@ -19,17 +19,17 @@ import pytest
 
 from ralph.loop import agent_tools, prepare
 from ralph.loop.display import Display
-from ralph.run.proc import Interrupts
 from ralph.loop.run import Run
 from ralph.loop.sandbox_layer import SandboxLayer
-from ralph.run.settings import loop_settings
-from ralph.run import tool_calls as records
 from ralph.mcp import context
 from ralph.mcp.complete_story import complete_story
 from ralph.mcp.report_blocked import report_blocked
 from ralph.mcp.request_merge import request_merge
 from ralph.mcp.story_status import story_status
 from ralph.plan import set_story_state, story_state
+from ralph.run import tool_calls as records
+from ralph.run.proc import Interrupts
+from ralph.run.settings import loop_settings
 
 from .conftest import RALPH, hold_loop_lock, load_payload, run_hook
 from .loop_support import Project, git

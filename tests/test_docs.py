@@ -24,9 +24,9 @@ import tomllib
 import pytest
 
 from ralph import cli
-from ralph.config.registry import tables
 from ralph.claude.protocol import SUBCOMMANDS
 from ralph.commands import loop as loop_command
+from ralph.config.registry import tables
 from ralph.loop.lifecycle import points
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ralph.run import failures
 from ralph.config.schema import ConfigError
 from ralph.loop import prompt
 from ralph.loop.prompt import PLACEHOLDERS, placeholders, render
 from ralph.quoting import format_command
-from ralph.run.failures import failure_context
 from ralph.quoting import shell_quote
+from ralph.run import failures
+from ralph.run.failures import failure_context
 
 PLACEHOLDER = re.compile(prompt.PLACEHOLDER)
 

@@ -12,11 +12,11 @@ import pytest
 
 from ralph.config.schema import ConfigError
 from ralph.loop.display import CLEAR_LINE, Display
-from ralph.run.settings import loop_settings
 from ralph.plan import PlanError, load_stories, set_story_state
 from ralph.plan_markdown import parse as parse_plan_md
 from ralph.plan_markdown import rewrite_state as rewrite_plan_md_state
 from ralph.plan_prd import rewrite_state as rewrite_prd_state
+from ralph.run.settings import loop_settings
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])

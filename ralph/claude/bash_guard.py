@@ -12,8 +12,8 @@ that need it)."""
 import os
 import stat
 
-from ralph.plugins import load as load_plugin
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
+from ralph.plugins import load as load_plugin
 from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import DEFAULT_POLICY, GuardPolicy

@@ -36,12 +36,12 @@ from ralph.rules.rollback_policy import (
 )
 from ralph.run.clock import utc_now
 from ralph.run.failures import record_failure
-from ralph.run.paths import plan_file
 from ralph.run.history import history_path, load_history
+from ralph.run.paths import plan_file
+from ralph.run.state import load_active_run
 from ralph.run.tree import tree_at_checkpoint
 from ralph.state.files import append_line
 from ralph.state.reads import invalidate_all
-from ralph.run.state import load_active_run
 
 MAX_FAILING_SHOWN = 10
 MAX_EVIDENCE_LINES = 12

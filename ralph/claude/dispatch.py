@@ -16,8 +16,8 @@ import sys
 import time
 
 from ralph import fastjson
-from ralph.plugins import load
 from ralph.claude.protocol import GUARD_EVENTS, SUBCOMMANDS, HookCall, Outcome, allow, deny  # noqa: F401 - SUBCOMMANDS: the launcher's
+from ralph.plugins import load
 from ralph.redaction import redact
 from ralph.state.files import append_line, rotate_if_larger, write_all
 from ralph.state.locations import config_path, global_hooks_path, project_root, state_dir

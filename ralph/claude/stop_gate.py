@@ -19,8 +19,8 @@ from ralph.plugins import load
 from ralph.rules.outcome.baseline import counts_as_failure
 from ralph.rules.rollback_policy import last_run
 from ralph.run.failures import record_failure
-from ralph.run.paths import DEFAULT_PLAN_FILES, plan_file
 from ralph.run.history import history_path, load_history
+from ralph.run.paths import DEFAULT_PLAN_FILES, plan_file
 from ralph.run.tool_calls import BLOCKED, last_call
 from ralph.state.denials import tools_active
 

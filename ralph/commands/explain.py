@@ -27,9 +27,9 @@ from ralph.claude.bash_save import KEPT_PREFIX, command_tag, snapshot_subject
 from ralph.claude.handlers.skill_shell import single_quoted
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
+from ralph.redaction import redact
 from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.snapshots import list_snapshots, one_line
-from ralph.redaction import redact
 from ralph.rules.guard.judge import judge_command
 from ralph.rules.guard.policy import GuardPolicy
 from ralph.state.locations import project_root

@@ -16,12 +16,12 @@ from ralph.config.schema import ConfigError
 from ralph.plan import PlanError, load_stories
 from ralph.state.locations import config_path, project_root
 
-from ralph.run import paths
-from ralph.run.clock import utc_now
 from ralph.loop.lifecycle import pending
 from ralph.loop.lifecycle.config import HookSpec, global_hooks_path, load_hooks
 from ralph.loop.lifecycle.engine import Engine
 from ralph.loop.lifecycle.points import ALIASES, POINTS, canonical
+from ralph.run import paths
+from ralph.run.clock import utc_now
 from ralph.run.settings import loop_settings
 
 from ralph.commands import hooks_event_commands

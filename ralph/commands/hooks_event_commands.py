@@ -9,8 +9,8 @@ import os
 import sys
 from importlib import resources
 
-from ralph.claude import event_command_select
 from ralph.claude import event_command_run
+from ralph.claude import event_command_select
 from ralph.claude.dispatch import event_commands_source
 from ralph.claude.event_command_select import ALIASES, EVENTS, EventHook, globals_disabled, parse_event_hooks
 from ralph.claude.protocol import HookCall, allow

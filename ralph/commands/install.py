@@ -52,10 +52,10 @@ from ralph.claude.protocol import (
     release_text,
     skips_unknown_events,
 )
-from ralph.doctor.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.claude.settings_text import edited
 from ralph.config.reading import load_config
 from ralph.config.schema import ConfigError
+from ralph.doctor.installed_client import client_version, find_client, missing_for, unknown_events, what_is_missing
 from ralph.mcp import install as mcp_install
 from ralph.mcp.launch import INSTALL_HINT as MCP_INSTALL_HINT
 from ralph.mcp.launch import sdk_installed

@@ -17,17 +17,17 @@ import os
 import sys
 
 from ralph.commands.loop_options import plain_flags
-from ralph.plugins import load
 from ralph.config.schema import ConfigError
 from ralph.plan import PlanError, load_stories
+from ralph.plugins import load
 from ralph.state.locations import STATE_DIR_NAME, config_path, project_root
 
 from ralph.loop import prompt
 from ralph.loop.config_check import check_config
-from ralph.quoting import format_command
-from ralph.run import paths
 from ralph.loop.display import Display
 from ralph.loop.lifecycle.config import HookSet, load_hooks, require_valid
+from ralph.quoting import format_command
+from ralph.run import paths
 from ralph.run.settings import LoopSettings, loop_settings, resolve
 
 EXIT_USAGE = 2

@@ -17,18 +17,18 @@ from ralph.plan import PlanError, load_stories
 from ralph.process import pid_alive
 from ralph.rollback.git import RollbackError
 from ralph.rollback.snapshots import list_snapshots
+from ralph.run.state import loop_holds_lock
 from ralph.state.denials import read_denials
 from ralph.state.files import read_json_object
 from ralph.state.locations import STATE_DIR_NAME, project_root
-from ralph.run.state import loop_holds_lock
 
 from ralph.loop.display import clock_time
-from ralph.loop.recovery import finish_dead_run
-from ralph.run import paths, records
 from ralph.loop.lifecycle.spawn_run import list_children
 from ralph.loop.lifecycle.webhook_config import WAITING_FILE
-from ralph.run.settings import resolve
+from ralph.loop.recovery import finish_dead_run
 from ralph.loop.usage import format_cost, format_tokens
+from ralph.run import paths, records
+from ralph.run.settings import resolve
 from ralph.run.tool_calls import merge_requests
 
 RECENT_ITERATIONS = 5

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 
-from ralph.run import records
 from ralph.loop import agent_tools, budgets, guarding
 from ralph.loop.agent_command import flag_value, has_flag, runs_claude, with_flags
 from ralph.loop.agent_outcome import Outcome, classify
-from ralph.run.proc import ProcessResult, run_streaming
 from ralph.loop.run import Iteration, Run
 from ralph.loop.stream import AgentStream
 from ralph.loop.usage import format_cost, format_tokens, iteration_usage
+from ralph.run import records
+from ralph.run.proc import ProcessResult, run_streaming
 from ralph.state.denials import ENV_MAX_DENIALS, ENV_STORY
 
 

@@ -21,15 +21,15 @@ import json
 import os
 import time
 
-from ralph.run.tree import tree_at_checkpoint
 from ralph.loop import hook_calls
+from ralph.loop.agent_command import runs_claude, with_flags
 from ralph.loop.commit import roll_back
 from ralph.loop.run import Iteration, Run
-from ralph.loop.agent_command import runs_claude, with_flags
-from ralph.run import tool_calls as records
 from ralph.mcp.launch import INSTALL_HINT, SERVER_NAME, sdk_installed, server_command
-from ralph.run.tree import fingerprint
 from ralph.plan import set_story_state
+from ralph.run import tool_calls as records
+from ralph.run.tree import fingerprint
+from ralph.run.tree import tree_at_checkpoint
 from ralph.state.denials import ENV_AGENT_TOOLS, protected_dir
 from ralph.state.files import atomic_write
 

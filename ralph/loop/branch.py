@@ -24,8 +24,8 @@ import json
 import os
 import re
 
-from ralph.run.proc import git
 from ralph.run.git import run as run_git
+from ralph.run.proc import git
 
 AUTO = "auto"
 CURRENT = "current"

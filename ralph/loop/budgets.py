@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from ralph.loop import hook_calls
 from ralph.loop.agent_command import has_flag, with_flags
-from ralph.run.clock import format_duration
 from ralph.loop.run import Finish, Run
 from ralph.loop.usage import format_cost, format_tokens
 from ralph.plan import Story, set_story_state
+from ralph.run.clock import format_duration
 
 BUDGET_FLAG = "--max-budget-usd"
 

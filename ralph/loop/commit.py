@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import os
 
-from ralph.run import records
-from ralph.run import paths
 from ralph.loop import recovery
 from ralph.loop.branch import diffstat
-from ralph.run.clock import utc_now
-from ralph.run.proc import git, head_sha
 from ralph.loop.run import Iteration, Run
 from ralph.plan import set_story_state
 from ralph.rollback.restore import save_and_restore
+from ralph.run import paths
+from ralph.run import records
+from ralph.run.clock import utc_now
+from ralph.run.proc import git, head_sha
 from ralph.state.files import atomic_write
 from ralph.state.reads import invalidate_all
 

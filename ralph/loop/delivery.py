@@ -25,15 +25,15 @@ import shlex
 from ralph.config.reading import load_section
 from ralph.config.schema import ConfigError
 from ralph.loop import branch, handoff, set_aside
-from ralph.run import records
 from ralph.loop.lifecycle.spawn_config import DEPTH_VAR
 from ralph.loop.run import Finish, Run
 from ralph.plan import PlanError
 from ralph.report import files as report_files
 from ralph.report import markdown
+from ralph.run import records
+from ralph.run.state import CRASHED
 from ralph.state.files import atomic_write, read_json_object
 from ralph.state.locations import STATE_DIR_NAME
-from ralph.run.state import CRASHED
 
 LEFT_FILE = "left_in_tree.json"
 

@@ -26,10 +26,10 @@ from ralph.loop.commit import roll_back
 from ralph.loop.recovery import clear_git_locks
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import set_story_state
+from ralph.run.git import run as run_git
 from ralph.sandbox import git_dirs
 from ralph.state.denials import denial_summary, read_denials
 from ralph.state.files import atomic_write
-from ralph.run.git import run as run_git
 
 MAX_GIT_FILE = 1024 * 1024  # hooks and config kept byte for byte up to this size
 

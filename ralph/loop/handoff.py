@@ -30,8 +30,8 @@ import os
 import shutil
 
 from ralph import process
-from ralph.run.clock import utc_now
 from ralph.redaction import redact
+from ralph.run.clock import utc_now
 from ralph.state.files import read_lines
 
 MERGE_REQUESTS_FILE = "merge_requests.jsonl"

@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.run import records
-from ralph.run import paths
 from ralph.loop import delivery
-from ralph.run.clock import utc_now
 from ralph.loop.lifecycle.engine import FireResult, load_engine
-from ralph.run.proc import git
 from ralph.loop.prompt import pending_hook_output
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.run import paths
+from ralph.run import records
+from ralph.run.clock import utc_now
+from ralph.run.proc import git
 
 # iteration results that fire the on_error hook point
 ERROR_RESULTS = ("agent_not_started", "agent_failed", "timeout", "verify_failed", "commit_failed", "plan_invalid", "no_plan")

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import time
 
-from ralph.run import records
 from ralph.loop import agent_tools, guarding, hook_calls, prepare, verify, waits
 from ralph.loop.agent import AgentRun, run_agent
 from ralph.loop.agent_outcome import BUDGET, HUNG, TRANSIENT
-from ralph.run.clock import utc_now
 from ralph.loop.commit import commit_story
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.loop.usage import brief
@@ -29,6 +27,8 @@ from ralph.plan import Story, set_story_state, story_state
 from ralph.redaction import redact
 from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.lock import wait_until_free
+from ralph.run import records
+from ralph.run.clock import utc_now
 from ralph.run.failures import recent_failures
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib
 import time
 
-from ralph.run import records
 from ralph.loop import guarding, hook_calls, prepare, waits
 from ralph.loop.agent import run_agent
-from ralph.run.clock import utc_now
 from ralph.loop.run import Finish, Iteration, Run
 from ralph.plan import PlanError, load_stories, set_story_state
+from ralph.run import records
+from ralph.run.clock import utc_now
 
 
 def plan_iteration(run: Run) -> bool:

@@ -23,8 +23,8 @@ import shlex
 import shutil
 
 from ralph.loop.run import Finish, Run
-from ralph.run.settings import Stage
 from ralph.run.git import run as run_git
+from ralph.run.settings import Stage
 
 ASSIGNMENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 NAME_CHARS = ASSIGNMENT_START | frozenset("0123456789")

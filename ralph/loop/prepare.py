@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 import time
 
-from ralph.run import records
-from ralph.run import paths
 from ralph.loop import prompt as prompts
+from ralph.loop.run import Iteration, Run
+from ralph.plan import Story
+from ralph.run import paths
+from ralph.run import records
 from ralph.run.clock import utc_now
 from ralph.run.proc import RedactedLog, head_sha, process_identity
-from ralph.loop.run import Iteration, Run
 from ralph.run.settings import resolve
-from ralph.plan import Story
 
 
 def begin(run: Run, story: Story | None) -> Iteration:

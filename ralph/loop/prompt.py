@@ -7,9 +7,9 @@ import os
 from ralph.config.schema import ConfigError
 from ralph.loop.identifiers import name_end
 from ralph.loop.lifecycle import pending
-from ralph.run.paths import relative
 from ralph.quoting import format_command
 from ralph.run.failures import failure_context
+from ralph.run.paths import relative
 
 # A placeholder, as this regular expression defines it; found by hand
 # (placeholders() matches exactly what it matches, tests/test_loop_prompt.py

@@ -50,18 +50,18 @@ import re
 
 import time
 
-from ralph.run import records
-from ralph.run.clock import utc_now
-from ralph.run.proc import Watchdog, end_recorded_group, git, group_members, is_same_process, process_identity
 from ralph.loop.run import Run
 from ralph.plan import PlanError, parse_stories, set_story_state, story_state
 from ralph.process import pid_alive
 from ralph.rollback.git import Repo, RollbackError
 from ralph.rollback.git_locks import clear_stale_locks
 from ralph.rollback.restore import finish_interrupted
-from ralph.state.files import atomic_write, read_json_object
+from ralph.run import records
+from ralph.run.clock import utc_now
 from ralph.run.git import run as run_git
+from ralph.run.proc import Watchdog, end_recorded_group, git, group_members, is_same_process, process_identity
 from ralph.run.state import CRASHED, LOOP_LOCK_FILE
+from ralph.state.files import atomic_write, read_json_object
 
 INTENT_FILE = "commit_intent.json"
 # The lock is also taken for an instant by others: the hooks' probe (shared,

@@ -13,14 +13,14 @@ import os
 import signal
 import time
 
-from ralph.run import records
-from ralph.run import paths
 from ralph.loop.display import Display
-from ralph.run.proc import Interrupts, RedactedLog
-from ralph.run.settings import LoopSettings, Stage, resolve
 from ralph.loop.usage import Totals
 from ralph.plan import Story, load_stories
+from ralph.run import paths
+from ralph.run import records
 from ralph.run.failures import record_failure
+from ralph.run.proc import Interrupts, RedactedLog
+from ralph.run.settings import LoopSettings, Stage, resolve
 from ralph.state.locations import loop_state_dir as make_state_dir
 
 # finish type -> exit code (manual: 128 + the signal number, so 130 / 143)

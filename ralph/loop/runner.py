@@ -21,15 +21,15 @@ import time
 
 from ralph.config.schema import ConfigError
 from ralph.loop import budgets, delivery, hook_calls, preflight, recovery, sandbox_layer, set_aside, waits
-from ralph.run import paths, records
-from ralph.run.clock import utc_now
 from ralph.loop.display import Display, format_duration
 from ralph.loop.iteration import build_iteration
 from ralph.loop.planning import plan_iteration
-from ralph.run.proc import GitError, Interrupts, head_sha
 from ralph.loop.run import FINISH_EXIT, Finish, Run, exit_code
-from ralph.run.settings import LoopSettings
 from ralph.plan import PlanError, Story
+from ralph.run import paths, records
+from ralph.run.clock import utc_now
+from ralph.run.proc import GitError, Interrupts, head_sha
+from ralph.run.settings import LoopSettings
 
 
 def run_loop(settings: LoopSettings, plan_path: str, display: Display, clock: waits.Clock | None = None) -> int:

@@ -18,9 +18,9 @@ import shlex
 import shutil
 
 from ralph.config.reading import load_config
+from ralph.loop.run import Finish, Run
 from ralph.run import records
 from ralph.run.proc import argv_for
-from ralph.loop.run import Finish, Run
 from ralph.run.settings import Stage
 from ralph.sandbox import ENV_SETTINGS, OPT_OUT_HINT, bwrap_prefix, merge_settings, permission_rules, probe, sandbox_config, settings_layer
 from ralph.state.denials import protected_dir

@@ -16,15 +16,15 @@ from __future__ import annotations
 import os
 import stat
 
-from ralph.run import records
 from ralph.loop import branch
-from ralph.run.clock import utc_now
 from ralph.loop.run import Finish, Run
 from ralph.rollback.capture import capture
 from ralph.rollback.git import MODE_EXEC, MODE_LINK, Repo, RollbackError, read_blobs, split_z, tree_entries
 from ralph.rollback.lock import RollbackLock
 from ralph.rollback.restore import remove_empty_parents
 from ralph.rollback.snapshots import read_extras, write_snapshot
+from ralph.run import records
+from ralph.run.clock import utc_now
 from ralph.state.locations import STATE_DIR_NAME
 
 REF_PREFIX = "refs/ralph/set-aside/"

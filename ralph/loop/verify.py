@@ -10,18 +10,18 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
-from ralph.run.history import baseline_mode, run_history_path
 from ralph.loop.commit import roll_back
-from ralph.quoting import format_command
 from ralph.loop.run import Iteration, Run
+from ralph.plan import set_story_state
+from ralph.quoting import format_command
+from ralph.rules.outcome.verdict import judge_test_run
+from ralph.rules.rollback_policy import run_record
+from ralph.run.clock import utc_now
+from ralph.run.history import baseline_mode, run_history_path
 from ralph.run.proc import run_streaming
 from ralph.run.tests_config import read_tests_config
 from ralph.run.verify import run_check
 from ralph.state.files import append_line
-from ralph.plan import set_story_state
-from ralph.rules.outcome.verdict import judge_test_run
-from ralph.rules.rollback_policy import run_record
-from ralph.run.clock import utc_now
 
 
 EXCERPT_LINES = 20

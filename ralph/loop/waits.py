@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import time
 
-from ralph.run import records
 from ralph.loop import hook_calls
 from ralph.loop.agent_outcome import HUNG, TRANSIENT, USAGE_LIMIT, Outcome
 from ralph.loop.display import clock_time
-from ralph.run.clock import format_duration
 from ralph.loop.run import Finish, Iteration, Run
+from ralph.run import records
+from ralph.run.clock import format_duration
 
 RESET_MARGIN_SECONDS = 10.0  # after the reported reset: clocks differ, the reset is rounded
 STEP_SECONDS = 1.0  # how often a wait checks for Ctrl-C and redraws its countdown

@@ -19,19 +19,19 @@ from __future__ import annotations
 import os
 
 from ralph import fastjson
-from ralph.run.history import history_path, load_history
 from ralph.config.schema import ConfigError
-from ralph.run.proc import Interrupts, RedactedLog
-from ralph.sandbox import ENV_SETTINGS
-from ralph.quoting import format_command
-from ralph.run.verify import Check, run_check
-from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext, VerifySetup
-from ralph.run.tree import fingerprint
 from ralph.plan import PlanError, set_story_state, story_state
+from ralph.quoting import format_command
 from ralph.redaction import redact
 from ralph.rules.outcome import baseline
 from ralph.rules.rollback_policy import run_record
+from ralph.run import tool_calls as records
+from ralph.run.history import history_path, load_history
+from ralph.run.proc import Interrupts, RedactedLog
+from ralph.run.tree import fingerprint
+from ralph.run.verify import Check, run_check
+from ralph.sandbox import ENV_SETTINGS
 from ralph.state.denials import ENV_AGENT_TOOLS, ENV_ITERATION, ENV_MAX_DENIALS, ENV_RUN_ID, ENV_STORY
 from ralph.state.files import append_line
 

@@ -12,12 +12,12 @@ import os
 import shutil
 
 from ralph.config.reading import load_config
+from ralph.run import tool_calls as records
 from ralph.run.paths import progress_path_for, relative
 from ralph.run.settings import loop_settings
-from ralph.run import tool_calls as records
+from ralph.run.state import ActiveRun, load_active_run
 from ralph.sandbox import bwrap_prefix, probe, sandbox_config, settings_layer
 from ralph.state.locations import config_path, project_root, state_dir
-from ralph.run.state import ActiveRun, load_active_run
 
 
 class Answer:

@@ -8,9 +8,9 @@ this one's remaining attempts. The Stop hook lets the agent stop.
 """
 from __future__ import annotations
 
-from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext
 from ralph.plan import PlanError, set_story_state
+from ralph.run import tool_calls as records
 
 NAME = "report_blocked"
 DESCRIPTION = (

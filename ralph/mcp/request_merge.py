@@ -6,9 +6,9 @@ and `ralph status` shows them.
 """
 from __future__ import annotations
 
-from ralph.run.records import append_event
-from ralph.run import tool_calls as records
 from ralph.mcp.context import Answer, ToolContext
+from ralph.run import tool_calls as records
+from ralph.run.records import append_event
 
 NAME = "request_merge"
 DESCRIPTION = (

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 
 from ralph.config.schema import ConfigError
-from ralph.quoting import format_command
-from ralph.run.failures import failure_context
 from ralph.mcp.context import Answer, ToolContext
 from ralph.plan import story_state
+from ralph.quoting import format_command
+from ralph.run.failures import failure_context
 
 NAME = "story_status"
 DESCRIPTION = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from ralph.run.records import read_events, read_run_state
 from ralph.report import model as report_model
 from ralph.report import page
+from ralph.run.records import read_events, read_run_state
 from ralph.state.files import atomic_write
 
 RUNS_DIR = "runs"

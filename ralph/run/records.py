@@ -8,12 +8,12 @@ import os
 import secrets
 import time
 
+from ralph.redaction import redact
 from ralph.run.clock import utc_now
 from ralph.run.paths import EVENTS_FILE
 from ralph.run.settings import Stage
-from ralph.redaction import redact
-from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
 from ralph.run.state import FORMAT_VERSION, RUN_FILE
+from ralph.state.files import append_line, atomic_write, read_json_object, read_lines
 
 
 def new_run_id() -> str:

@@ -6,8 +6,8 @@ even the parse.
 A command that exited 0 arrives on PostToolUse (a failure may still hide
 behind `| tail`, `|| true`, ...); one that exited non-zero arrives on
 PostToolUseFailure, with `error: "Exit code N\\n<output>"`."""
-from ralph.plugins import load
 from ralph.claude.protocol import HookCall, Outcome, allow, bash_output, exit_code_from_failure, judged_command
+from ralph.plugins import load
 from ralph.rules.outcome.fast_path import runs_no_tests
 from ralph.state.locations import config_path
 

@@ -2,8 +2,8 @@
 merge (`ls -la`, `cat notes.txt`) is allowed at once; any other is judged by the
 guard, which is loaded only then. `guard` also judges skills' shell lines
 (handlers.skill_shell)."""
-from ralph.plugins import load
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
+from ralph.plugins import load
 from ralph.rules.guard.programs.fast_path import obviously_harmless
 from ralph.state.locations import config_path
 

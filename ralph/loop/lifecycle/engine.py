@@ -16,7 +16,6 @@ import json
 import os
 import time
 
-from ralph.run.clock import utc_now
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle import context as contexts
 from ralph.loop.lifecycle import pending, pipe_output
@@ -26,10 +25,11 @@ from ralph.loop.lifecycle.config import HookSet, HookSpec, load_hooks, require_v
 from ralph.loop.lifecycle.points import NO_PIPE, canonical
 from ralph.loop.lifecycle.process import Job
 from ralph.loop.lifecycle.shell_run import result_of
-from ralph.run.records import append_event
 from ralph.redaction import redact
-from ralph.state.files import append_line, atomic_write, rotate_if_larger
+from ralph.run.clock import utc_now
+from ralph.run.records import append_event
 from ralph.run.state import RUN_FILE
+from ralph.state.files import append_line, atomic_write, rotate_if_larger
 
 TRACE_FILE = "lifecycle.jsonl"  # in .ralph/logs/: one line per action run
 TRACE_MAX_BYTES = 8 * 1024 * 1024
