@@ -280,8 +280,11 @@ def test_a_cost_budget_ends_the_run_after_the_iteration_that_spent_it(tmp_path, 
     assert state["finish"]["type"] == "budget" and "max_cost_usd is $0.0060" in state["finish"]["message"]
     assert state["usage"]["cost_usd"] == pytest.approx(2 * SUCCESS_COST)
     # Claude Code gets its stream flags and what is left of the budget, each iteration
-    # (and the agent tools' --mcp-config, tested in test_agent_tools)
-    flags = [word for word in p.argv(1) if not word.startswith("--mcp-config=")]
+    # (and the agent tools' --mcp-config, tested in test_agent_tools; the --settings that turns
+    # skills' shell lines off, tested in test_skill_shell)
+    argv = p.argv(1)
+    settings = argv.index("--settings")
+    flags = [word for word in argv[:settings] + argv[settings + 2:] if not word.startswith("--mcp-config=")]
     assert flags == ["--max-budget-usd", "0.006", "--output-format", "stream-json", "--verbose", "-p", "--dangerously-skip-permissions"]
     assert p.argv(2)[p.argv(2).index("--max-budget-usd") + 1] == "0.0012"
     assert "iteration 1: US-001: done" in out and "6 turn(s) · 720 tokens · $0.0048" in out
