@@ -6,7 +6,8 @@ the work tree, index and untracked or ignored files hold, as objects; only
 what changed is read), snapshots (the commits under refs/ralph/rollbacks/:
 writing, listing, finding), restore (a rollback: save then reset to a
 checkpoint; a restore: bring a snapshot back), lock (one rollback or restore
-at a time, an flock the kernel releases when its holder dies), journal (the
+at a time, an flock the kernel releases when its holder dies), in_flight
+(whether one runs now: PreToolUse asks it, on the hot path), journal (the
 intent of a rollback or restore under way: one killed half-way is finished by
 the next call), git_locks (git's own lock files a killed git left) and
 detached (a hook's rollback in a process of its own, so the hook answers
