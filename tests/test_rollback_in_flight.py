@@ -122,6 +122,21 @@ def test_a_restore_is_named_as_one(tmp_path):
         held.stop()
 
 
+def test_in_a_linked_worktree_its_own_rollback_counts(tmp_path):
+    # a worktree's rollback locks the worktree's git dir (.git/worktrees/<name>),
+    # which the hook finds through the worktree's `.git` file
+    repo = make_repo(tmp_path)
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked))
+    held = HeldLock(linked, "a rollback of US-002 (iteration 1)")
+    try:
+        answer = run_hook("pre-tool", writes(linked)["Write"], str(linked))
+        assert answer.denied and "US-002 (iteration 1)" in answer.reason
+        assert not run_hook("pre-tool", writes(repo)["Write"], str(repo)).denied  # the main tree is not being reset
+    finally:
+        held.stop()
+
+
 def test_a_lock_file_nobody_holds_allows_everything(tmp_path):
     # the file may outlive its holder (one killed between taking the lock and
     # removing it): the flock probe, not the file, decides

@@ -1,6 +1,7 @@
 """Save everything, then put the tree back at a checkpoint; bring saved work back.
 
-Not on the hot path: imported only when a rollback or `ralph rollbacks` runs.
+Not on the hot path (in_flight aside): imported only when a rollback or
+`ralph rollbacks` runs.
 The modules: git (the repository and the git that runs in it), capture (what
 the work tree, index and untracked or ignored files hold, as objects; only
 what changed is read), snapshots (the commits under refs/ralph/rollbacks/:
