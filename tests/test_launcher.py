@@ -90,6 +90,8 @@ def test_bash_pre_tool_loads_no_re_or_enum(tmp_path, repo: str) -> None:
         imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
         assert ("ralph.rules.guard.judge" in imported) == (guard_note is None), (command, sorted(imported))
         assert not imported & {"re", "enum", "json", "subprocess", "signal", "site", "tomllib", "argparse"}, (command, sorted(imported))
+        # no rollback lock file: asking whether a rollback runs is one stat (no flock probe, no fcntl)
+        assert "fcntl" not in imported, (command, sorted(imported))
         # without a ralph.toml the guard takes its defaults: no config schema, no
         # config cache (and its _blake2, a shared library); the denial record and
         # the local remotes only for a command that needs them

@@ -270,7 +270,8 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
     result = perform_rollback(call, run, path, record, trigger, _excerpt(output))
     if result.pending:
         return block(call.event, f"ralph-hooks is rolling this iteration back: {trigger}, story {run.story_id}, iteration {run.iteration}; "
-                     f"{result.message}. Do not edit any file until it is done; then re-read each file before editing it.",
+                     f"{result.message}. Do not edit any file until it is done (edits and commands that may write are denied "
+                     f"meanwhile; retry after a few seconds); then re-read each file before editing it.",
                      "Last failing run before the rollback:\n" + summary)
     if not result.restored:
         return context(call.event, f"{header}\nralph-hooks tried to roll back ({trigger}) but did not: {result.message}")

@@ -1,11 +1,18 @@
 """PreToolUse on the edit tools (Edit, MultiEdit, Write, NotebookEdit):
-read-before-edit."""
+read-before-edit; and no edit while a rollback or restore resets the tree
+(ralph.rollback.in_flight)."""
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
+from ralph.rollback.in_flight import busy_reason
 from ralph.rules.read_before_edit import edit_target, judge_edit
 from ralph.state import reads
+from ralph.state.locations import git_dir
 
 
 def handle(call: HookCall) -> Outcome:
+    busy = busy_reason(git_dir(call.root), "this edit")
+    if busy:
+        call.log_extra["guard"] = "rollback in flight"
+        return deny(busy)
     target_path = edit_target(call.tool_name, call.tool_input)
     if target_path is None:
         return allow()  # the client rejects an edit without a path

@@ -80,3 +80,23 @@ def obviously_harmless(command: str) -> bool:
         if name in GUARDED_PROGRAMS or name.startswith(("mkfs", "python", "pypy")) or name.rstrip("0123456789.") in GUARDED_PROGRAMS:
             return False
     return True
+
+
+# Programs that only read: none writes a file from its words (which is why
+# sort -o, uniq IN OUT, tree -o, xxd IN OUT, tee, touch and mkdir are not here,
+# nor rg --pre and file -C, nor git: even `git status` writes the index and may
+# take its lock). With obviously_harmless's plain words (no redirection, no
+# substitution, one command) such a command changes nothing in the project.
+READ_ONLY_PROGRAMS = frozenset((
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "printf", "stat", "du", "df", "date",
+    "sleep", "true", "false", "diff", "cmp", "which", "whoami", "id", "uname", "nproc", "ps", "free", "uptime", "printenv",
+    "basename", "dirname", "realpath", "readlink", "test", "nl", "od", "strings", "tac", "rev", "cut", "md5sum",
+    "sha1sum", "sha256sum", "sha512sum", "cksum", "jq", "cd", "type",
+))
+
+
+def plainly_read_only(command: str) -> bool:
+    """True only for a plain command (obviously_harmless) of a program that
+    reads and never writes: what may run while a rollback resets the tree
+    (ralph.rollback.in_flight)."""
+    return obviously_harmless(command) and command.split()[0] in READ_ONLY_PROGRAMS
