@@ -325,5 +325,5 @@ def kept_sentence(result: RollbackResult) -> str:
     if result.kept:
         text = f", except {' and '.join(result.kept)}, which keep the loop's and the person's records (a done mark on your story is undone)"
     if result.conflicts:
-        text += "; kept both versions: " + "; ".join(result.conflicts)
+        text += "; " + "; ".join(result.conflicts)
     return text

@@ -126,10 +126,10 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
     cleared: list[str] = []
     try:
         before = read_before(repo, kept) if kept else {}
-    except OSError as e:
-        result.message = f"nothing was reset: could not read the plan or progress notes to keep them ({e}); the work is saved at {result.ref}"
-        journal.clear(repo)
-        return
+    except OSError as e:  # unreadable: reset with the rest, as they are in the ref
+        before = {}
+        result.conflicts.append(f"could not read the plan and progress notes to keep them ({e}); they are reset too, "
+                                f"as they were they are in {result.ref}")
     try:
         cleared, left = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
         try:
@@ -161,16 +161,17 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         return
     if before:
         try:
-            result.kept, result.conflicts = put_back(repo, before, story, result.ref, target)
+            result.kept, conflicts = put_back(repo, before, story, result.ref, target)
+            result.conflicts.extend(conflicts)
         except (OSError, PlanError, RollbackError, ValueError) as e:
             result.conflicts.append(f"could not put the plan and progress notes back ({e}); they are in {result.ref}")
     journal.clear(repo)
     result.restored = True
     result.message = f"saved to {result.ref}; tree reset to checkpoint {target[:12]}"
     if result.kept:
-        result.message += f", keeping {' and '.join(result.kept)} as they were (the loop's and the person's records)"
+        result.message += f", keeping the loop's and the person's records in {' and '.join(result.kept)} (only the story's done mark undone)"
     if result.conflicts:
-        result.message += "; kept both: " + "; ".join(result.conflicts)
+        result.message += "; " + "; ".join(result.conflicts)
     if cleared:
         result.message += "; " + "; ".join(cleared)
     if skipped:
