@@ -40,6 +40,7 @@ EVENT_PAYLOADS = {
     "PostToolUseFailure": "PostToolUseFailure_Bash_exit3.json",
     "UserPromptSubmit": "UserPromptSubmit.json",
     "Stop": "Stop.json",
+    "PreSkillShellCommand": "PreSkillShellCommand_Bash.json",
 }
 CAPTURED_PROJECT = "/home/dev/app"
 

@@ -76,8 +76,10 @@ SAFETY = {
         "--deselect", "tests/test_guard.py::test_corpus_through_pre_tool",
     ]),
     "ralph/loop/recovery.py": ["tests/test_mutation_recovery.py", "tests/test_loop_crash.py"],
-    "ralph/rollback/capture.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py"],
-    "ralph/rollback/restore.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py"],
+    "ralph/rollback/capture.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py",
+                                  "tests/test_rollback_keeps_records.py"],
+    "ralph/rollback/restore.py": ["tests/test_mutation_rollback.py", "tests/test_rollback.py", "tests/test_rollback_hardening.py",
+                                  "tests/test_rollback_keeps_records.py"],
 }
 
 COMPARE_SWAP = {

@@ -127,7 +127,8 @@ def test_a_rollback_reports_a_checkpoint_that_is_not_a_commit(tmp_path):
         assert result.message == f"checkpoint {checkpoint[:12]} is not a commit in this repository; nothing was saved or reset"
         # the record the hook logs and the loop keeps: nothing saved, nothing changed
         assert result.to_dict() == {"id": "", "ref": "", "sha": "", "message": result.message, "restored": False,
-                                    "checkpoint": checkpoint, "files_changed": 0, "saved": False, "pending": False}
+                                    "checkpoint": checkpoint, "files_changed": 0, "saved": False, "pending": False,
+                                    "kept": [], "conflicts": []}
     assert full_state(repo) == before and list_snapshots(str(repo)) == []
 
 

@@ -24,6 +24,7 @@ from ralph.config.reading import section_or_defaults
 from ralph.plan import story_state
 from ralph.redaction import redact
 from ralph.rollback.detached import roll_back_within, wait_seconds
+from ralph.rollback.kept import KeptFiles
 from ralph.rollback.restore import RollbackResult
 from ralph.rules.outcome import baseline
 from ralph.rules.outcome.verdict import judge_test_run
@@ -37,7 +38,7 @@ from ralph.rules.rollback_policy import (
 from ralph.run.clock import utc_now
 from ralph.run.failures import record_failure
 from ralph.run.history import history_path, load_history
-from ralph.run.paths import plan_file
+from ralph.run.paths import plan_file, progress_path_for
 from ralph.run.state import load_active_run
 from ralph.run.tree import tree_at_checkpoint
 from ralph.state.files import append_line
@@ -92,16 +93,19 @@ def perform_rollback(call: HookCall, run: object, history_file: str, record: dic
     (ralph.rollback.detached): past that the rollback and its records go on
     in the background and the result says so (pending). -> RollbackResult."""
     try:
+        plan = plan_file(call.root, run.source)
+        kept = KeptFiles(plan, progress_path_for(plan) if plan else None, run.story_id)  # the loop's and the person's records stay
         # No alarm can cut this reset short: ralph.claude.dispatch arms its deadline on PreToolUse only.
         result, problems = roll_back_within(
             call.root, run.checkpoint, story=run.story_id, iteration=run.iteration, trigger=trigger, run_id=run.run_id,
             wait=wait_seconds(HOOK_ENTRIES[call.event][2] if call.event in HOOK_ENTRIES else 30, call.environ),
-            record=lambda result: record_rollback(call, run, history_file, record, trigger, excerpt, result))
+            record=lambda result: record_rollback(call, run, history_file, record, trigger, excerpt, result), kept=kept)
     except Exception as e:  # noqa: BLE001 - a rollback problem must reach the agent, not crash the hook
         result = RollbackResult(checkpoint=run.checkpoint, message=f"rollback crashed before resetting anything: {type(e).__name__}: {str(e)[:300]}")
         problems = record_rollback(call, run, history_file, record, trigger, excerpt, result)
     call.problems.extend(problems)
-    call.log_extra["rollback"] = {"restored": result.restored, "pending": result.pending, "ref": result.ref, "message": result.message[:300]}
+    call.log_extra["rollback"] = {"restored": result.restored, "pending": result.pending, "ref": result.ref, "message": result.message[:300],
+                                  "kept": result.kept, "conflicts": result.conflicts}
     return result
 
 
@@ -119,6 +123,8 @@ def record_rollback(call: HookCall, run: object, history_file: str, record: dict
         "kind": "rollback", "at": utc_now(), "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
         "restored": result.restored, "ref": result.ref, "checkpoint": result.checkpoint, "trigger": trigger,
     }
+    if result.kept or result.conflicts:
+        marker.update(kept=result.kept, conflicts=result.conflicts)
     try:
         append_line(history_file, fastjson.dumps(redact(marker)))
     except OSError as e:
@@ -127,7 +133,7 @@ def record_rollback(call: HookCall, run: object, history_file: str, record: dict
         record_failure(call.state_dir, {
             "run_id": run.run_id, "iteration": run.iteration, "story": run.story_id,
             "kind": "rollback" if result.restored else "rollback_failed",
-            "summary": (f"rolled back to {result.checkpoint[:12]} after {trigger}; work saved to {result.ref}" if result.restored
+            "summary": (f"rolled back to {result.checkpoint[:12]} after {trigger}; work saved to {result.ref}{kept_sentence(result)}" if result.restored
                         else f"rollback after {trigger} did not happen: {result.message}"),
             "excerpt": excerpt,
             "command": record.get("command", ""), "runner": record.get("runner", ""),
@@ -279,8 +285,8 @@ def judge(call: HookCall, command: str, exit_code: int | None, output: str, test
         f"ralph-hooks rolled this iteration back: {trigger}, story {run.story_id}, iteration {run.iteration}. "
         f"All your uncommitted and committed work since the checkpoint is saved in {result.ref} "
         f"(`git show --stat {result.ref}`, `git diff {result.checkpoint[:12]} {result.ref}`). "
-        f"The work tree, index and HEAD are back at checkpoint {result.checkpoint[:12]}, as the iteration began: "
-        "files you read or edited may have changed, so re-read each file before editing it. "
+        f"The work tree, index and HEAD are back at checkpoint {result.checkpoint[:12]}, as the iteration began"
+        f"{kept_sentence(result)}: files you read or edited may have changed, so re-read each file before editing it. "
         "Take a smaller step: make one failing test pass at a time and run it after each change."
     )
     return block(call.event, reason, "Last failing run before the rollback:\n" + summary)
@@ -308,5 +314,17 @@ def rollback_at_stop(call: HookCall, run: object) -> str | None:
         return f"ralph-hooks tried to roll back at stop ({decision.reason}) but did not: {result.message}"
     return (
         f"ralph-hooks rolled iteration {run.iteration} of {run.story_id} back at stop: {decision.reason}. "
-        f"The work is saved in {result.ref}; the tree is back at checkpoint {result.checkpoint[:12]}."
+        f"The work is saved in {result.ref}; the tree is back at checkpoint {result.checkpoint[:12]}{kept_sentence(result)}."
     )
+
+
+def kept_sentence(result: RollbackResult) -> str:
+    """What the reset did not take back (ralph.rollback.kept), and any conflict met."""
+    if not result.kept and not result.conflicts:
+        return ""
+    text = ""
+    if result.kept:
+        text = f", except {' and '.join(result.kept)}, which keep the loop's and the person's records (a done mark on your story is undone)"
+    if result.conflicts:
+        text += "; " + "; ".join(result.conflicts)
+    return text

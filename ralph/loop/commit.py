@@ -14,6 +14,7 @@ from ralph.loop import recovery
 from ralph.loop.branch import diffstat
 from ralph.loop.run import Iteration, Run
 from ralph.plan import set_story_state
+from ralph.rollback.kept import KeptFiles
 from ralph.rollback.restore import save_and_restore
 from ralph.run import paths
 from ralph.run import records
@@ -68,10 +69,16 @@ def commit_story(run: Run, it: Iteration) -> str:
 
 
 def roll_back(run: Run, it: Iteration, trigger: str) -> None:
-    """Save the iteration's work under refs/ralph/rollbacks/ and reset to its checkpoint."""
+    """Save the iteration's work under refs/ralph/rollbacks/ and reset to its
+    checkpoint; the plan and progress.md keep the loop's and the person's
+    records (ralph.rollback.kept: only the story's done mark is undone)."""
     result = save_and_restore(run.root, it.checkpoint, story=it.story_id, iteration=run.iteration,
-                              trigger=trigger, run_id=run.run_id)
-    it.event["rollback"] = {"id": result.id, "ref": result.ref, "restored": result.restored, "message": result.message}
+                              trigger=trigger, run_id=run.run_id, kept=KeptFiles(run.plan_path, run.progress_path, it.story_id))
+    it.event["rollback"] = {"id": result.id, "ref": result.ref, "restored": result.restored, "message": result.message,
+                            "kept": result.kept, "conflicts": result.conflicts}
     if result.restored:
         invalidate_all(run.state_dir)
     run.display.message(f"rollback: {result.message}")
+    if result.conflicts:
+        records.append_event(run.state_dir, {"event": "rollback_conflict", "run_id": run.run_id, "iteration": run.iteration,
+                                             "story": it.story_id, "ref": result.ref, "conflicts": result.conflicts, "at": utc_now()})

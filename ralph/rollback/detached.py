@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from ralph.rollback.git import Repo
+from ralph.rollback.kept import KeptFiles
 from ralph.rollback.lock import RollbackLock
 from ralph.rollback.restore import RollbackResult, save_and_restore
 
@@ -38,7 +39,8 @@ def wait_seconds(hook_timeout: float, environ: dict) -> float:
 
 
 def roll_back_within(root: str, checkpoint: str, *, story: str, iteration: int, trigger: str, run_id: str,
-                     wait: float, record: Callable[[RollbackResult], list[str]]) -> tuple[RollbackResult, list[str]]:
+                     wait: float, record: Callable[[RollbackResult], list[str]],
+                     kept: KeptFiles | None = None) -> tuple[RollbackResult, list[str]]:
     """save_and_restore, then record(result) (what the hook writes about it;
     its problems are returned), in a detached child; the result and the
     problems when it ends within `wait` seconds, else a result with
@@ -56,14 +58,15 @@ def roll_back_within(root: str, checkpoint: str, *, story: str, iteration: int, 
         os.close(read_end)
         os.close(write_end)
         try:
-            result = save_and_restore(root, checkpoint, story=story, iteration=iteration, trigger=trigger, run_id=run_id, lock=lock)
+            result = save_and_restore(root, checkpoint, story=story, iteration=iteration, trigger=trigger, run_id=run_id, lock=lock,
+                                     kept=kept)
             return result, record(result)
         finally:
             lock.release()
     if pid == 0:
         os.close(read_end)
         _child(write_end, lambda: save_and_restore(root, checkpoint, story=story, iteration=iteration, trigger=trigger,
-                                                   run_id=run_id, lock=lock), record, lock)
+                                                   run_id=run_id, lock=lock, kept=kept), record, lock)
     os.close(write_end)
     lock.detach()  # the child holds it now
     data = _read_until(read_end, deadline)

@@ -20,16 +20,19 @@ from ralph.rollback import journal
 from ralph.rollback.capture import Capture, Entry, capture
 from ralph.rollback.git import MODE_EXEC, MODE_GITLINK, MODE_LINK, Repo, RollbackError, read_blobs, split_z
 from ralph.rollback.git_locks import clear_stale_locks
+from ralph.rollback.kept import KeptFiles, put_back, read_before
 from ralph.rollback.lock import WAIT_SECONDS, RollbackLock
 from ralph.rollback.snapshots import Extras, Snapshot, files_changed, find_snapshot, read_extras, write_snapshot
 from ralph.state.files import replace_or_discard, write_all
+from ralph.story import PlanError
 
 
 class RollbackResult:
-    __slots__ = ("id", "ref", "sha", "message", "restored", "checkpoint", "files_changed", "saved", "pending")
+    __slots__ = ("id", "ref", "sha", "message", "restored", "checkpoint", "files_changed", "saved", "pending", "kept", "conflicts")
 
     def __init__(self, id: str = "", ref: str = "", sha: str = "", message: str = "", restored: bool = False,
-                 checkpoint: str = "", files_changed: int = 0, saved: bool = False, pending: bool = False) -> None:
+                 checkpoint: str = "", files_changed: int = 0, saved: bool = False, pending: bool = False,
+                 kept: list[str] | None = None, conflicts: list[str] | None = None) -> None:
         self.id = id
         self.ref = ref
         self.sha = sha
@@ -39,6 +42,8 @@ class RollbackResult:
         self.files_changed = files_changed
         self.saved = saved
         self.pending = pending  # handed to a detached process that was still at work when the caller stopped waiting
+        self.kept = kept or []  # the plan and progress files put back as they were before the reset (ralph.rollback.kept)
+        self.conflicts = conflicts or []  # where keeping them met a real conflict: both kept, said here
 
     def to_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -55,8 +60,10 @@ class RestoreResult:
 
 
 def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, trigger: str, run_id: str = "",
-                     lock: RollbackLock | None = None) -> RollbackResult:
+                     lock: RollbackLock | None = None, kept: KeptFiles | None = None) -> RollbackResult:
     """Save everything to refs/ralph/rollbacks/<id>, then reset the tree to `checkpoint`.
+    `kept`: the plan and progress files, which keep the loop's and the
+    person's records through the reset (ralph.rollback.kept).
 
     Never raises: the result says what happened. Nothing is reset unless the
     snapshot is written and verified readable. `lock`: already held by the
@@ -69,7 +76,7 @@ def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, 
         held = lock or RollbackLock(repo, f"a rollback of {story} (iteration {iteration})").acquire()
         try:
             earlier = finish_interrupted_locked(repo)
-            _save_and_reset(repo, result, story, iteration, trigger, run_id)
+            _save_and_reset(repo, result, story, iteration, trigger, run_id, kept)
             if earlier:
                 result.message = f"{earlier}; then {result.message}"
         finally:
@@ -81,7 +88,8 @@ def save_and_restore(root: str, checkpoint: str, *, story: str, iteration: int, 
     return result
 
 
-def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: int, trigger: str, run_id: str) -> None:
+def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: int, trigger: str, run_id: str,
+                    kept: KeptFiles | None = None) -> None:
     target = repo.commit_exists(result.checkpoint)
     if target is None:
         result.message = f"checkpoint {result.checkpoint[:12]} is not a commit in this repository; nothing was saved or reset"
@@ -117,11 +125,17 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
 
     cleared: list[str] = []
     try:
-        cleared, kept = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
+        before = read_before(repo, kept) if kept else {}
+    except OSError as e:  # unreadable: reset with the rest, as they are in the ref
+        before = {}
+        result.conflicts.append(f"could not read the plan and progress notes to keep them ({e}); they are reset too, "
+                                f"as they were they are in {result.ref}")
+    try:
+        cleared, left = clear_stale_locks(repo.top, repo.git_dir, repo.common_dir)
         try:
             repo.run(["reset", "-q", "--hard", target])
         except RollbackError as e:
-            raise RollbackError(f"{e}{' (' + '; '.join(kept) + ')' if kept else ''}") from None
+            raise RollbackError(f"{e}{' (' + '; '.join(left) + ')' if left else ''}") from None
         tracked = set(split_z(repo.run(["ls-files", "-z"])))
         skipped = []
         for entry in cap.entries.values():
@@ -145,9 +159,19 @@ def _save_and_reset(repo: Repo, result: RollbackResult, story: str, iteration: i
         result.message = (f"the work is saved at {result.ref}, but resetting to {target[:12]} failed: {e}. The next rollback, restore "
                           f"or ralph-loop start finishes it; or restore the work with `ralph rollbacks restore {result.id}`.")
         return
+    if before:
+        try:
+            result.kept, conflicts = put_back(repo, before, story, result.ref, target)
+            result.conflicts.extend(conflicts)
+        except (OSError, PlanError, RollbackError, ValueError) as e:
+            result.conflicts.append(f"could not put the plan and progress notes back ({e}); they are in {result.ref}")
     journal.clear(repo)
     result.restored = True
     result.message = f"saved to {result.ref}; tree reset to checkpoint {target[:12]}"
+    if result.kept:
+        result.message += f", keeping the loop's and the person's records in {' and '.join(result.kept)} (only the story's done mark undone)"
+    if result.conflicts:
+        result.message += "; " + "; ".join(result.conflicts)
     if cleared:
         result.message += "; " + "; ".join(cleared)
     if skipped:
