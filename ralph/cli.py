@@ -7,9 +7,12 @@ import os
 import sys
 
 from ralph import __version__
-from ralph.claude import dispatch
-from ralph.claude.protocol import SUBCOMMANDS
 from ralph.plugins import load
+
+# a hook subcommand run through this module (python -m ralph, the binary): the
+# names of the hook subcommands, and the one entry of a hook call
+HOOK_SUBCOMMANDS = "ralph.claude.protocol:SUBCOMMANDS"
+DISPATCH = "ralph.claude.dispatch"
 
 # command -> module with a `main(argv: list[str]) -> int`
 COMMANDS = {
@@ -79,13 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         # the binary (or bin/ralph) reached through a `ralph-loop` symlink
         return loop_main()
     name = args[0] if args else ""
-    event = SUBCOMMANDS.get(name)
+    event = load(HOOK_SUBCOMMANDS).get(name)
     if event is not None:
         if "-h" in args[1:] or "--help" in args[1:]:
             # help, not a hook run: reads nothing, writes no state
             sys.stdout.write(HOOK_HELP.format(name=name, event=event or "any event; the payload names it"))
             return 0
-        return dispatch.main(event)
+        return load(DISPATCH).main(event)
     if name in COMMANDS:
         try:
             return command_module(name).main(args[1:])

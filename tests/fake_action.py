@@ -3,8 +3,8 @@ the webhook and spawn types are. `answer` is returned as
 RALPH_HOOK_RESPONSE; `verdict = "reject"` aborts; `fail = true` fails."""
 from __future__ import annotations
 
-from ralph.config.schema import Key
-from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult, check_keys
+from ralph.config.schema import Key, check_keys
+from ralph.loop.lifecycle.actions import FAILED, SUCCESS, ActionResult
 
 KEYS = {"answer": Key("approved", "str"), "verdict": Key("approve", "choice:approve|reject"), "fail": Key(False, "bool")}
 EXPORTS = ("RALPH_HOOK_RESPONSE",)

@@ -185,16 +185,16 @@ def argparse_args(argv: list[str]) -> dict:
     """What argparse makes of argv (parse_args without the flags-only shortcut)."""
     import argparse
 
+    from ralph.commands.loop import OPTIONS
     from ralph.commands.loop_arguments import add_options
 
-    return vars(add_options(argparse.ArgumentParser(prog="ralph-loop")).parse_args(argv))
+    return vars(add_options(argparse.ArgumentParser(prog="ralph-loop"), OPTIONS).parse_args(argv))
 
 
 def test_flag_only_command_lines_read_as_argparse_reads_them() -> None:
     import itertools
 
-    from ralph.commands.loop import parse_args
-    from ralph.commands.loop_options import OPTIONS, plain_flags
+    from ralph.commands.loop import OPTIONS, parse_args, plain_flags
 
     switches = [flag for flags, options in OPTIONS if options.get("action") == "store_true" for flag in flags]
     assert {"--dry-run", "--once", "-q", "--quiet"} <= set(switches)

@@ -2,7 +2,6 @@
 and the project's own word on test runs: the `[tests]` table of ralph.toml,
 read only when the file has one (a Bash call in a project without it parses
 no TOML)."""
-import os
 
 from ralph.claude.protocol import HookCall
 from ralph.rules.outcome.command_shape import CommandShape, command_shape

@@ -1,11 +1,11 @@
 """The full command line of `ralph-loop`, read by argparse: option values,
 abbreviations, --help and usage errors. A command line of on/off flags only
-never comes here (ralph.commands.loop_options.plain_flags reads it without argparse)."""
+never comes here (ralph.commands.loop.plain_flags reads it without argparse; it hands
+this module its table of options, OPTIONS)."""
 from __future__ import annotations
 
 import argparse
 
-from ralph.commands.loop_options import OPTIONS
 
 DESCRIPTION = """\
 Run a plan's stories one by one, each in a fresh agent process (default:
@@ -42,19 +42,19 @@ def amount(text: str) -> float:
     return value
 
 
-# OPTIONS names each value's type; these read them
+# the options table names each value's type; these read them
 TYPES = {"positive_int": positive_int, "float": float, "int": int, "amount": amount}
 
 
-def add_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    for flags, options in OPTIONS:
+def add_options(parser: argparse.ArgumentParser, table: tuple) -> argparse.ArgumentParser:
+    for flags, options in table:
         if "type" in options:
             options = dict(options, type=TYPES[options["type"]])
         parser.add_argument(*flags, **options)
     return parser
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
+def parse(argv: list[str], table: tuple) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ralph-loop", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    return add_options(parser).parse_args(argv)
+    return add_options(parser, table).parse_args(argv)

@@ -195,6 +195,14 @@ def checked_value(value: object, kind: str, limits: object, key: str, kinds: dic
 # ---- the validator --------------------------------------------------------
 
 
+def check_keys(table: dict, keys: dict[str, Key], where: object, table_name: str) -> list[str]:
+    """Every problem of the declared keys a table sets, each on its key's line
+    (`where.key(name)`: ralph.config.locate.Where), as check_table words it."""
+    errors: list[str] = []
+    check_table(table, keys, where.key, f"[{table_name}]", errors)  # type: ignore[attr-defined]
+    return errors
+
+
 def check_table(table: dict, keys: dict[str, Key], where: object, heading: str, errors: list[str],
                 kinds: dict | None = None, unknown: object = None) -> dict:
     """The checked values of the keys `table` sets, in its order. A value

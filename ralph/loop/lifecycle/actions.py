@@ -22,8 +22,6 @@ reports what happened.
 from __future__ import annotations
 
 
-from ralph.config.locate import Where
-from ralph.config.schema import Key, check_table
 
 
 SUCCESS = "success"
@@ -78,11 +76,3 @@ class RunContext:
         self.log_dir = log_dir  # .ralph/logs/<run>/ for files an action keeps
         self.background = background  # Background: where await=false work is registered
         self.stopping = stopping or (lambda: False)  # callable: True once the loop is being stopped
-
-
-def check_keys(table: dict, keys: dict[str, Key], where: Where, table_name: str) -> list[str]:
-    """Every problem of the declared keys a hook table sets, each on its key's
-    line (the one validator, ralph.config.schema.check_table)."""
-    errors: list[str] = []
-    check_table(table, keys, where.key, f"[{table_name}]", errors)
-    return errors

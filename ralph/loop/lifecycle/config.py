@@ -16,12 +16,11 @@ import os
 
 from ralph.config.locate import KEY_CHARS, Locator, Where
 from ralph.config.reading import cached_parse, parse_config, read_text
-from ralph.config.schema import ConfigError, Key, check_table
+from ralph.config.schema import ConfigError, check_keys
 from ralph.config.tables.hooks import COMMON_KEYS, SETTINGS_KEYS
 from ralph.loop.lifecycle import condition as conditions
 from ralph.loop.lifecycle.action_types import ACTIONS, action_module, exported_names
-from ralph.loop.lifecycle.actions import check_keys
-from ralph.loop.lifecycle.context import export_key, key_for
+from ralph.loop.lifecycle.context import key_for
 from ralph.loop.lifecycle.points import ALIASES, DIR_HOOKS, NO_PIPE, POINTS, canonical
 from ralph.plugins import load
 from ralph.state.locations import GLOBAL_HOOKS_FILE as GLOBAL_FILE

@@ -7,8 +7,8 @@ see ralph.loop.lifecycle.template."""
 from __future__ import annotations
 
 from ralph.config.tables.hooks import SHELL_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
+from ralph.config.schema import check_keys
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.actions import check_keys
 
 
 def validate(table: dict, where: object, exports: dict[str, str]) -> list[str]:

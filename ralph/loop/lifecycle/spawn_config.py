@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 
 from ralph.config.tables.hooks import SPAWN_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
+from ralph.config.schema import check_keys
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.actions import check_keys
 from ralph.loop.lifecycle.webhook_config import strings_in
 from ralph.state.locations import STATE_DIR_NAME
 

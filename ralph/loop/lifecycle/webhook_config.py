@@ -34,8 +34,8 @@ import socket
 from urllib.parse import urlsplit
 
 from ralph.config.tables.hooks import WEBHOOK_KEYS as KEYS  # KEYS: the action contract (ralph.loop.lifecycle.actions)
+from ralph.config.schema import check_keys
 from ralph.loop.lifecycle import template
-from ralph.loop.lifecycle.actions import check_keys
 from ralph.redaction import redact
 
 IPV6_LOOPBACK = bytes(15) + b"\x01"
