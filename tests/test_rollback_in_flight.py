@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from ralph.rollback.in_flight import LOCK_NAME, holder
+from ralph.state.rollback_lock import LOCK_NAME, holder
 from ralph.rollback.lock import wait_until_free
 from ralph.rollback.snapshots import list_snapshots
 from ralph.rules.guard.programs.fast_path import GUARDED_PROGRAMS, READ_ONLY_PROGRAMS, plainly_read_only

@@ -1,14 +1,13 @@
 """Save everything, then put the tree back at a checkpoint; bring saved work back.
 
-Not on the hot path (in_flight aside): imported only when a rollback or
-`ralph rollbacks` runs.
+Not on the hot path: imported only when a rollback or `ralph rollbacks`
+runs (whether one runs now is ralph.state.rollback_lock, which PreToolUse asks).
 The modules: git (the repository and the git that runs in it), capture (what
 the work tree, index and untracked or ignored files hold, as objects; only
 what changed is read), snapshots (the commits under refs/ralph/rollbacks/:
 writing, listing, finding), restore (a rollback: save then reset to a
 checkpoint; a restore: bring a snapshot back), lock (one rollback or restore
-at a time, an flock the kernel releases when its holder dies), in_flight
-(whether one runs now: PreToolUse asks it, on the hot path), journal (the
+at a time, an flock the kernel releases when its holder dies), journal (the
 intent of a rollback or restore under way: one killed half-way is finished by
 the next call), git_locks (git's own lock files a killed git left) and
 detached (a hook's rollback in a process of its own, so the hook answers

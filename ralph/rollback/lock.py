@@ -19,7 +19,7 @@ import os
 import time
 
 from ralph.rollback.git import Repo, RollbackError
-from ralph.rollback.in_flight import LOCK_NAME
+from ralph.state.rollback_lock import LOCK_NAME
 
 WAIT_SECONDS = 300.0  # how long a rollback waits for another one before it gives up (a hung git)
 POLL_SECONDS = 0.05

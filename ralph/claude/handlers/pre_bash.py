@@ -2,10 +2,10 @@
 merge (`ls -la`, `cat notes.txt`) is allowed at once; any other is judged by the
 guard, which is loaded only then. `guard` also judges skills' shell lines
 (handlers.skill_shell). While a rollback or restore resets the tree, only
-plainly read-only commands run (ralph.rollback.in_flight)."""
+plainly read-only commands run (ralph.state.rollback_lock)."""
 from ralph.claude.protocol import MAX_JUDGED_COMMAND, HookCall, Outcome, allow, deny
 from ralph.plugins import load
-from ralph.rollback.in_flight import busy_reason
+from ralph.state.rollback_lock import busy_reason
 from ralph.rules.guard.programs.fast_path import obviously_harmless, plainly_read_only
 from ralph.state.locations import config_path, git_dir
 

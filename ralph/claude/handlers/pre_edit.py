@@ -1,8 +1,8 @@
 """PreToolUse on the edit tools (Edit, MultiEdit, Write, NotebookEdit):
 read-before-edit; and no edit while a rollback or restore resets the tree
-(ralph.rollback.in_flight)."""
+(ralph.state.rollback_lock)."""
 from ralph.claude.protocol import HookCall, Outcome, allow, deny
-from ralph.rollback.in_flight import busy_reason
+from ralph.state.rollback_lock import busy_reason
 from ralph.rules.read_before_edit import edit_target, judge_edit
 from ralph.state import reads
 from ralph.state.locations import git_dir

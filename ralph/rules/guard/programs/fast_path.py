@@ -98,5 +98,5 @@ READ_ONLY_PROGRAMS = frozenset((
 def plainly_read_only(command: str) -> bool:
     """True only for a plain command (obviously_harmless) of a program that
     reads and never writes: what may run while a rollback resets the tree
-    (ralph.rollback.in_flight)."""
+    (ralph.state.rollback_lock)."""
     return obviously_harmless(command) and command.split()[0] in READ_ONLY_PROGRAMS

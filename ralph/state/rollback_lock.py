@@ -15,7 +15,7 @@ a denial."""
 import os
 import time
 
-LOCK_NAME = "ralph-rollback.lock"  # in the git directory; ralph.rollback.lock takes it
+LOCK_NAME = "ralph-rollback.lock"  # in the git directory; ralph.rollback.lock takes it (state keeps where, as for every file)
 
 
 def holder(git_dir: str) -> tuple[dict, float] | None:
