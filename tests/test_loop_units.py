@@ -256,3 +256,34 @@ def test_prd_folder_names_read_as_the_expression_reads_them(name: str) -> None:
 
     match = re.match(paths.PRD_DIR, name)
     assert paths.prd_number(name) == (int(match.group(1)) if match else None), repr(name)
+
+
+def test_a_dry_run_reads_hooks_from_every_source_and_loads_no_hook_code_without_one(tmp_path) -> None:
+    """ralph-loop checks the lifecycle hooks only where one can come from (RALPH_HOOK*
+    variables, the global hooks.toml, .ralph/hooks/, a ralph.toml that mentions hooks):
+    each source still gets its hooks checked, and a project with none loads no hook code."""
+    from tests.loop_support import Project
+
+    p = Project(tmp_path, "- [ ] US-001: a story\n")
+    home = str(tmp_path / "home")
+    clean = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(home, ".config")}
+    clean.update({name: "" for name in os.environ if name.startswith("RALPH_HOOK")})
+    plain = p.run_loop("--dry-run", env=dict(clean, PYTHONPROFILEIMPORTTIME="1"))
+    assert plain.returncode == 0 and "next story: US-001" in plain.stdout, plain.stderr
+    assert "ralph.loop.lifecycle.config" not in plain.stderr and "ralph.commands.loop" in plain.stderr
+    # each source of hooks, on its own, is read and checked
+    bad_env = p.run_loop("--dry-run", env=dict(clean, RALPH_HOOK_TIMEOUT="soon"))
+    assert bad_env.returncode == 2 and "RALPH_HOOK_TIMEOUT" in bad_env.stderr, bad_env.stderr
+    global_file = os.path.join(home, ".config", "ralph-hooks", "hooks.toml")
+    os.makedirs(os.path.dirname(global_file))
+    with open(global_file, "w", encoding="utf-8") as f:
+        f.write('[[hooks.pre_iteration]]\ncommand = "true"\nexplode = 1\n')
+    bad_global = p.run_loop("--dry-run", env=clean)
+    assert bad_global.returncode == 2 and global_file in bad_global.stderr and "explode" in bad_global.stderr, bad_global.stderr
+    os.remove(global_file)
+    p.write(".ralph/hooks/pre_iteration", "#!/bin/sh\ntrue\n")
+    os.chmod(os.path.join(p.root, ".ralph", "hooks", "pre_iteration"), 0o755)
+    from_dir = p.run_loop("--dry-run", env=clean)
+    # read: what it makes of the file is said (here, that its name is not a hook point's)
+    assert from_dir.returncode == 0 and "hooks: warning: " + os.path.join(p.root, ".ralph", "hooks", "pre_iteration") in from_dir.stdout, \
+        from_dir.stdout + from_dir.stderr

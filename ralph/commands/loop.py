@@ -19,12 +19,11 @@ import sys
 from ralph.config.schema import ConfigError
 from ralph.plan import PlanError, load_stories
 from ralph.plugins import load
-from ralph.state.locations import STATE_DIR_NAME, config_path, project_root
+from ralph.state.locations import STATE_DIR_NAME, config_path, global_hooks_path, project_root
 
 from ralph.loop import prompt
 from ralph.loop.config_check import check_config
 from ralph.loop.display import Display
-from ralph.loop.lifecycle.config import HookSet, load_hooks, require_valid
 from ralph.quoting import format_command
 from ralph.run import paths
 from ralph.run.settings import LoopSettings, loop_settings, resolve
@@ -172,10 +171,35 @@ def dry_run(settings: LoopSettings, plan_path: str) -> int:
     return 0
 
 
-def check_hooks(settings: LoopSettings) -> HookSet:
-    """The lifecycle hooks; every hook error at once as one ConfigError,
-    before anything runs."""
-    return require_valid(load_hooks(settings.root, None, settings.config_path))
+# the lifecycle hooks' reading and checks, loaded only when a hook may be declared
+HOOKS = "ralph.loop.lifecycle.config"
+HOOKS_DIR = os.path.join(".ralph", "hooks")  # the default [hooks] dir; another one is named in ralph.toml
+
+
+def check_hooks(settings: LoopSettings) -> object | None:
+    """The lifecycle hooks (a HookSet; None when none can be declared); every
+    hook error at once as one ConfigError, before anything runs."""
+    if not may_declare_hooks(settings):
+        return None
+    lifecycle = load(HOOKS)
+    return lifecycle.require_valid(lifecycle.load_hooks(settings.root, None, settings.config_path))  # type: ignore[attr-defined]
+
+
+def may_declare_hooks(settings: LoopSettings) -> bool:
+    """Could a lifecycle hook come from anywhere: RALPH_HOOK* variables, the
+    global hooks.toml, the hooks dir, a ralph.toml that mentions hooks?"""
+    if any(name.startswith("RALPH_HOOK") for name in os.environ):
+        return True
+    if os.path.isfile(global_hooks_path()) or os.path.isdir(os.path.join(settings.root, HOOKS_DIR)):
+        return True
+    path = settings.config_path
+    if not path or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "hooks" in f.read()
+    except OSError:
+        return True  # the full reading says what is wrong
 
 
 def main(argv: list[str]) -> int:
@@ -191,12 +215,13 @@ def main(argv: list[str]) -> int:
             )
             return EXIT_USAGE
         hooks = check_hooks(settings)
-        if args.dry_run:  # type: ignore[attr-defined]
-            summary = [f"{point} {len(hooks.active(point))}" for point in hooks.by_point if hooks.active(point)]
+        if args.dry_run and hooks is not None:  # type: ignore[attr-defined]
+            summary = [f"{point} {len(hooks.active(point))}" for point in hooks.by_point if hooks.active(point)]  # type: ignore[attr-defined]
             if summary:
                 sys.stdout.write(f"hooks: {', '.join(summary)} (details: ralph hooks list)\n")
-            for warning in hooks.warnings:
+            for warning in hooks.warnings:  # type: ignore[attr-defined]
                 sys.stdout.write(f"hooks: warning: {warning}\n")
+        if args.dry_run:  # type: ignore[attr-defined]
             return dry_run(settings, plan_path)
         for stage in settings.stages:
             prompt.check_template(stage.mode, resolve(settings.root, stage.prompt) if stage.prompt else None)

@@ -14,13 +14,14 @@ import os
 from ralph.config import registry
 from ralph.config.reading import UNKNOWN_TABLE, load_config, section
 from ralph.config.schema import ConfigError, resolve, validate_table
-from ralph.loop.lifecycle import config as lifecycle_config
+from ralph.plugins import load
 from ralph.run.settings import check_stages
 from ralph.state.locations import CONFIG_FILE, config_path
 
 # table -> its owner's reading of it, in place of the key-by-key check:
-# section_values(config, path), raising ConfigError
-OWNER_VALUES = {"hooks": lifecycle_config.section_values}
+# section_values(config, path), raising ConfigError; loaded only for a file
+# that holds the table (the hooks' checks are most of what a dry run would load)
+OWNER_VALUES = {"hooks": "ralph.loop.lifecycle.config:section_values"}
 # table -> what only the whole file can tell, run once every key is valid:
 # check(config, path), raising ConfigError
 WHOLE_FILE_CHECKS = {"loop": check_stages}
@@ -41,7 +42,7 @@ def config_errors(config: dict, path: str | None) -> list[str]:
         owner_values = OWNER_VALUES.get(name)
         if owner_values is not None:
             try:
-                owner_values(config, path)
+                load(owner_values)(config, path)
             except ConfigError as e:
                 errors.append(str(e))
         else:
