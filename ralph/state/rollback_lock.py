@@ -15,6 +15,8 @@ a denial."""
 import os
 import time
 
+from ralph import fastjson
+
 LOCK_NAME = "ralph-rollback.lock"  # in the git directory; ralph.rollback.lock takes it (state keeps where, as for every file)
 
 
@@ -50,8 +52,6 @@ def holder(git_dir: str) -> tuple[dict, float] | None:
 
 def _named(data: bytes) -> dict:
     """The holder's identity; {} when it has not written it yet (or a full disk kept it from it)."""
-    from ralph import fastjson
-
     try:
         value = fastjson.loads(data) if data.strip() else {}
     except (ValueError, RecursionError):
