@@ -135,7 +135,12 @@ def test_internal_exception_fails_closed_on_pretooluse(monkeypatch, repo: str) -
 
     monkeypatch.setitem(hook.HANDLERS, "PreToolUse", {"*": "tests.exploding_handler"})
     monkeypatch.setitem(hook.HANDLERS, "Stop", {"*": "tests.exploding_handler"})
-    outcome, _, event, notes = hook.dispatch("", json.dumps(load_payload("PreToolUse_Edit", repo)).encode(), {})
+    try:
+        outcome, _, event, notes = hook.dispatch("", json.dumps(load_payload("PreToolUse_Edit", repo)).encode(), {})
+    finally:
+        # dispatch arms the PreToolUse deadline and main() disarms it: left armed, its
+        # SIGALRM would end whatever this test process runs 20 s later
+        hook.disarm_deadline()
     assert outcome.output["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert any("ZeroDivisionError" in n for n in notes)
     outcome, _, _, _ = hook.dispatch("", json.dumps(load_payload("Stop", repo)).encode(), {})
