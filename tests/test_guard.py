@@ -337,6 +337,7 @@ def test_program_models_load_only_when_a_command_reaches_one() -> None:
 def test_the_program_table_names_functions_of_the_model_modules() -> None:
     # the model modules are loaded by name, which a bundler cannot see:
     # build.spec ships models.MODEL_MODULES, so it must list them all
+    from ralph.plugins import load
     from ralph.rules.guard import models
     from ralph.rules.guard.programs import facts
 
@@ -346,7 +347,7 @@ def test_the_program_table_names_functions_of_the_model_modules() -> None:
     assert modules - set(MODEL_MODULES) == {"ralph.rules.guard.programs.__init__", "ralph.rules.guard.programs.facts",
                                             "ralph.rules.guard.programs.fast_path"}
     for program, (module, function) in models.PROGRAM_MODELS.items():
-        assert module in MODEL_MODULES and callable(getattr(models.load_model(module), function, None)), program
+        assert module in MODEL_MODULES and callable(getattr(load(module), function, None)), program
     assert models.program_model("git-push") == (GIT_MODEL, "run_dashed_git")
     assert models.program_model("pythonw") == (SHELL_MODELS, "run_interpreter")
     assert models.program_model("npm") == (RUNNER_MODELS, "run_package_scripts")

@@ -17,12 +17,13 @@ from _blake2 import blake2b  # hashlib's own BLAKE2, without hashlib: its OpenSS
 
 from ralph import fastjson
 from ralph.config import registry
-from ralph.config.schema import ConfigError, KeyLine, Table, resolve, validate_table
+from ralph.config.schema import ConfigError, KeyLine, Table, validate_table
 from ralph.state.denials import PROTECTED_DIR
 from ralph.state.files import atomic_write
 from ralph.state.locations import CONFIG_FILE, config_path, state_dir
+from ralph.plugins import load
 
-# what only some reads need -> "module:NAME", imported by name (resolve()):
+# what only some reads need -> "module:NAME", imported by name (ralph.plugins.load):
 # TOML parsing (tomllib, re) when the file is not in the cache, and the
 # message about an unknown table (its "did you mean" uses difflib, with re)
 PARSE = "ralph.config.parse:parse_toml"
@@ -32,7 +33,7 @@ UNKNOWN_TABLES = "ralph.config.unknown:unknown_tables"
 
 def parse_config(text: str, path: str) -> dict:
     """The parsed TOML text. Raises ConfigError `<file>:<line>: invalid TOML: ...`."""
-    return resolve(PARSE)(text, path)  # type: ignore[operator]
+    return load(PARSE)(text, path)  # type: ignore[operator]
 
 
 def load_config(root: str, environ: dict[str, str] | os._Environ[str] = os.environ) -> dict:
@@ -186,5 +187,5 @@ def section_or_defaults(root: str, name: str, environ: dict[str, str] | os._Envi
         return section_values({}, name, None), f"{e}; the [{name}] section is ignored"
     unknown = [table for table in config if table not in registry.SECTIONS]
     if unknown:
-        return values, resolve(UNKNOWN_TABLES)(unknown, path)  # type: ignore[operator]
+        return values, load(UNKNOWN_TABLES)(unknown, path)  # type: ignore[operator]
     return values, None

@@ -3,12 +3,13 @@
 A table is declared (ralph.config.schema.Table: its keys with their kinds,
 defaults and help) in ralph.config.tables, one module per top-level table,
 and named here as "module:NAME". A declaration is imported by name when its
-table is read (resolve(), the config package's one import site), so a hook
+table is read (ralph.plugins.load), so a hook
 that reads [guard] loads no other table's declaration. Their owners (the
 loop, the guard, the sandbox, ...) import the declarations, never the other
 way round.
 """
-from ralph.config.schema import Table, resolve
+from ralph.config.schema import Table
+from ralph.plugins import load
 
 # top-level table -> its declaration; its parts (the tables declared inside
 # it: [[loop.stages]], [[hooks.<point>]], [[hooks.event]]) are listed there
@@ -25,7 +26,7 @@ SECTIONS: dict[str, str] = {
 
 def table(name: str) -> Table:
     """The declaration of the top-level table `name` (a key of SECTIONS)."""
-    return resolve(SECTIONS[name])  # type: ignore[return-value]
+    return load(SECTIONS[name])  # type: ignore[return-value]
 
 
 def tables() -> list[Table]:

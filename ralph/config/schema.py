@@ -19,7 +19,7 @@ check_table.
 
 Import-light: a hook validates one table on every tool call. The kinds that
 need `re` (regexes, hosts) and the `file:line` locator (needed only when a
-message is written) live in modules imported by name at one site, resolve().
+message is written) live in modules imported by name (ralph.plugins.load).
 """
 
 from ralph.plugins import load
@@ -78,13 +78,6 @@ class Table:
     def __repr__(self) -> str:
         shown = f"[[{self.name}]]" if self.array else f"[{self.name}]"
         return f"Table({shown}{' ' + self.variant if self.variant else ''})"
-
-
-def resolve(ref: str) -> object:
-    """What `module:NAME` names, its module imported now: the one place the
-    config package imports by name (the registry's declarations, and the
-    modules only some reads need: TOML, the locator, regular expressions)."""
-    return load(ref)
 
 
 # ---- the kinds ----------------------------------------------------------
@@ -152,7 +145,7 @@ def _env(value: object, limits: object, key: str) -> object:
 
 # kind -> check(value, limits, key), which returns the value as the code
 # uses it (lists as tuples) or raises ValueProblem; a "module:NAME" string is
-# a check that needs `re`, imported (resolve()) only for a table that sets it
+# a check that needs `re`, imported (ralph.plugins.load) only for a table that sets it
 KINDS: dict[str, object] = {
     "int": _int,
     "number": _number,
@@ -188,7 +181,7 @@ def checked_value(value: object, kind: str, limits: object, key: str, kinds: dic
         return _choice(value, base[len("choice:"):].split("|"))
     check = kinds.get(base) if kinds and base in kinds else KINDS[base]
     if isinstance(check, str):
-        check = resolve(check)
+        check = load(check)
     return check(value, limits, key)  # type: ignore[operator]
 
 
@@ -263,7 +256,7 @@ class KeyLine:
         self.args = (path, key, table, occurrence)
 
     def __str__(self) -> str:
-        return resolve(KEY_LINE)(*self.args)  # type: ignore[operator]
+        return load(KEY_LINE)(*self.args)  # type: ignore[operator]
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)

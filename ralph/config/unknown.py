@@ -1,5 +1,5 @@
 """The message for a table nobody declares: its `file:line`, the known
-tables, and "did you mean" for a near miss. Imported by name (resolve())
+tables, and "did you mean" for a near miss. Imported by name (ralph.plugins.load)
 only when a file holds such a table: difflib brings `re`."""
 import difflib
 

@@ -13,7 +13,7 @@ import os
 
 from ralph.config import registry
 from ralph.config.reading import UNKNOWN_TABLE, load_config, section
-from ralph.config.schema import ConfigError, resolve, validate_table
+from ralph.config.schema import ConfigError, validate_table
 from ralph.plugins import load
 from ralph.run.settings import check_stages
 from ralph.state.locations import CONFIG_FILE, config_path
@@ -32,7 +32,7 @@ def config_errors(config: dict, path: str | None) -> list[str]:
     errors: list[str] = []
     for name in config:
         if name not in registry.SECTIONS:
-            errors.append(resolve(UNKNOWN_TABLE)(name, path))  # type: ignore[operator]
+            errors.append(load(UNKNOWN_TABLE)(name, path))  # type: ignore[operator]
             continue
         try:
             table = section(config, name, path or CONFIG_FILE)

@@ -21,6 +21,7 @@ the table: it reaches another model through the analysis
 """
 import os
 
+from ralph.plugins import load
 from ralph.rules.guard.expand import Expander
 from ralph.rules.guard.policy import GuardPolicy
 from ralph.rules.guard.programs.facts import COMMAND_ENV, DATA_PROGRAMS, RUNNER_SUBCOMMANDS
@@ -141,7 +142,7 @@ class Analysis(Expander):
 
     def model(self, name: str) -> object:
         """The program-model module `name` (ralph.rules.guard.programs.<name>), loaded on first use."""
-        return self.models.load_model(self.models.MODELS[name])
+        return load(self.models.MODELS[name])
 
     def pushes(self) -> bool:
         """Did this analysis block a push or merge (not the destruction of work)?"""
@@ -572,7 +573,7 @@ class Analysis(Expander):
         model = self.models.program_model(name)
         if model is not None:
             module, function = model
-            return getattr(self.models.load_model(module), function)(self, argv, env, stdin, scope, where)
+            return getattr(load(module), function)(self, argv, env, stdin, scope, where)
         if len(argv) > 1:
             sub = argv[1].lower()
             if (name, sub) in RUNNER_SUBCOMMANDS or (name, "") in RUNNER_SUBCOMMANDS:

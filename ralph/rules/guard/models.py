@@ -2,13 +2,12 @@
 
 The models are plain modules under ralph.rules.guard.programs, one per
 family, each a set of functions taking the analysis as their first argument
-(ralph.rules.guard.interp). This table names them; load_model imports one
+(ralph.rules.guard.interp). This table names them; ralph.plugins.load imports one
 the first time a command runs a program it models, so a command pays only
 for the models of the programs it runs. The judge hands the table to the
 analysis; a model reaches another one through the analysis, never through
 this module.
 """
-from ralph.plugins import load
 from ralph.rules.guard.programs.facts import INTERPRETERS, SHELLS, WRAPPERS
 
 GIT = "ralph.rules.guard.programs.git"
@@ -26,7 +25,7 @@ RUNNERS = "ralph.rules.guard.programs.runners"
 TASK_FILES = "ralph.rules.guard.programs.task_files"
 MAKEFILES = "ralph.rules.guard.programs.makefiles"
 DISK_SCRIPTS = "ralph.rules.guard.programs.disk_scripts"
-# every module load_model imports (a bundler must ship them: build.spec)
+# every module the guard loads by name (a bundler must ship them: build.spec)
 MODEL_MODULES = (GIT, GIT_CONFIG, GIT_SUBCOMMANDS, FORGES, SHELL_MODELS, WRAPPER_MODELS, DATA_EXEC, BUILTINS, NAME_GLOBS, DESTROY,
                  GIT_DESTROY, RUNNERS, MAKEFILES, DISK_SCRIPTS, TASK_FILES)
 # a model by its short name, the module's own (Analysis.model("shells"))
@@ -108,8 +107,3 @@ def program_model(name: str) -> tuple[str, str] | None:
         return DESTROY, "run_disk_writer"
     return model
 
-
-def load_model(module: str) -> object:
-    """A program-model module (MODEL_MODULES), imported the first time a
-    command needs it."""
-    return load(module)
