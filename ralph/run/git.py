@@ -35,8 +35,9 @@ class GitResult:
         return self.out.decode("utf-8", "replace").strip()
 
     def message(self) -> str:
-        """stdout and stderr together, decoded and stripped: what a person is shown."""
-        return (self.out + self.err).decode("utf-8", "replace").strip()
+        """stderr then stdout, decoded and stripped: what a person is shown, and
+        (git warns before it answers) what a caller reading the last line parses."""
+        return (self.err + self.out).decode("utf-8", "replace").strip()
 
 
 def git_env(base: dict[str, str] | os._Environ[str] | None = None) -> dict[str, str]:

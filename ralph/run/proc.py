@@ -313,7 +313,7 @@ def run_streaming(command: list[str] | str, *, cwd: str, stdin_data: bytes, time
 
 
 def git(root: str, *args: str, check: bool = False) -> tuple[int, str]:
-    """(exit code, stdout+stderr) of one git command in the project root."""
+    """(exit code, stderr+stdout) of one git command in the project root."""
     done = run_git(root, list(args))
     text = done.message()
     if check and not done.ok:
