@@ -14,14 +14,13 @@ events.jsonl (`set_aside`, `set_aside_restored`).
 from __future__ import annotations
 
 import os
-import stat
 
 from ralph.loop import branch
 from ralph.loop.run import Finish, Run
 from ralph.rollback.capture import capture
-from ralph.rollback.git import MODE_EXEC, MODE_LINK, Repo, RollbackError, read_blobs, split_z, tree_entries
+from ralph.rollback.git import Repo, RollbackError, read_blobs, split_z, tree_entries
 from ralph.rollback.lock import RollbackLock
-from ralph.rollback.restore import remove_empty_parents
+from ralph.rollback.restore import remove_empty_parents, write_file
 from ralph.rollback.snapshots import read_extras, write_snapshot
 from ralph.run import records
 from ralph.run.clock import utc_now
@@ -153,7 +152,7 @@ def _put_back(repo: Repo, aside: SetAside, root: str) -> tuple[list[str], list[s
                         kept.append(os.fsdecode(path))
                         continue
                     os.makedirs(os.path.dirname(full), exist_ok=True)
-                    _write(full, blobs[oid], mode, extras.modes.get(path, -1) if extras else -1)
+                    write_file(full, blobs[oid], mode, extras.modes.get(path, -1) if extras else -1)
                 else:
                     os.unlink(full)
                     remove_empty_parents(repo, path)
@@ -174,21 +173,3 @@ def _put_back(repo: Repo, aside: SetAside, root: str) -> tuple[list[str], list[s
 
 def _has_parent(repo: Repo, sha: str, number: int) -> bool:
     return repo.run(["rev-parse", "-q", "--verify", f"{sha}^{number}"], ok=(0, 1, 128)).strip() != b""
-
-
-def _write(full: bytes, data: bytes, mode: str, perms: int) -> None:
-    """The person's file as it was: temp file beside it + rename."""
-    tmp = full + b".ralph-put-back-%d" % os.getpid()
-    if mode == MODE_LINK:
-        os.symlink(data, tmp)
-    else:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_EXCL, 0o777 if mode == MODE_EXEC else 0o666)
-        try:
-            if perms >= 0:
-                os.fchmod(fd, stat.S_IMODE(perms))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-    os.replace(tmp, full)

@@ -391,7 +391,7 @@ def _apply_extras(repo: Repo, extras: Extras, notes: list[str]) -> None:
                 notes.append(f"{os.fsdecode(path)} is a directory now; its saved ignored file was not written back")
                 continue
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        _write_file(full, blobs[oid], mode)
+        write_file(full, blobs[oid], mode)
     restore_modes(repo, extras.modes, keep_exec_bits=False)
 
 
@@ -412,8 +412,9 @@ def _placeholder(repo: Repo, path: bytes) -> list[bytes] | None:
     return made
 
 
-def _write_file(path: bytes, data: bytes, mode: str) -> None:
-    """Temp file beside it + rename; exec bit from the mode, the rest from the
+def write_file(path: bytes, data: bytes, mode: str, perms: int = -1) -> None:
+    """Temp file beside it + rename; `perms` when given (>= 0: the bits a
+    snapshot recorded), else the exec bit from the mode and the rest from the
     umask (as git does), except over a file with the same exec bit: its
     permission bits stay (a 0600 file the snapshot did not need to record,
     because it was unchanged then, stays 0600)."""
@@ -421,10 +422,10 @@ def _write_file(path: bytes, data: bytes, mode: str) -> None:
     if mode == MODE_LINK:
         os.symlink(data, tmp)
     else:
-        keep = -1
+        keep = stat.S_IMODE(perms) if perms >= 0 else -1
         try:
             st = os.lstat(path)
-            if stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IXUSR) == (mode == MODE_EXEC):
+            if keep < 0 and stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IXUSR) == (mode == MODE_EXEC):
                 keep = stat.S_IMODE(st.st_mode)
         except OSError:
             pass
@@ -563,7 +564,7 @@ def _apply_tree(repo: Repo, current: dict[bytes, Entry], changes: list[Change]) 
         os.makedirs(os.path.dirname(full), exist_ok=True)
         if os.path.isdir(full) and not os.path.islink(full):
             shutil.rmtree(full)  # checked by _conflicts: holds only files being deleted (now gone)
-        _write_file(full, blobs[change.oid], change.mode)
+        write_file(full, blobs[change.oid], change.mode)
     return deferred
 
 
